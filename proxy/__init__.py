@@ -1,0 +1,1 @@
+"""mitmproxy glue: options, the addon pipeline, HTTP/SSE framing, admin endpoints, the `warden` CLI."""

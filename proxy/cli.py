@@ -1,0 +1,53 @@
+"""The `warden` command. Dispatches to one subcommand module, imported only when chosen.
+
+Lazy imports keep `warden audit verify` free of mitmproxy and onnxruntime, and every command fast to start.
+Each subcommand module exposes `main(argv: list[str]) -> int` and builds its own argparse parser.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# name -> (module, one-line help). The order is the order of `warden --help`.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("proxy.serve", "run the reverse proxy in front of a model server"),
+    "demo": ("proxy.demo", "a self-contained tour: stand-in model server, proxy, requests, audit verify"),
+    "standin": ("proxy.standin", "a stand-in OpenAI-compatible model server for demos and tests"),
+    "scan": ("rules.cli", "scan text or JSONL from stdin with the detectors, one JSON object per input"),
+    "audit": ("audit.cli", "verify, prove and show the tamper-evident audit log"),
+    "models": ("models.cli", "build, train and evaluate the semantic model"),
+}
+
+EXIT_USAGE = 64
+
+
+def usage() -> str:
+    width = max(len(name) for name in SUBCOMMANDS)
+    lines = ["usage: warden <command> [options]", "", "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in SUBCOMMANDS.items()]
+    lines += ["", "Run `warden <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in {"-h", "--help", "help"}:
+        print(usage())
+        return 0 if args else EXIT_USAGE
+    if args[0] == "--version":
+        from importlib.metadata import version
+
+        print(f"warden {version('llm-warden')}")
+        return 0
+    entry = SUBCOMMANDS.get(args[0])
+    if entry is None:
+        print(f"warden: unknown command {args[0]!r}\n\n{usage()}", file=sys.stderr)
+        return EXIT_USAGE
+    module = importlib.import_module(entry[0])
+    result: int = module.main(args[1:])
+    return result
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

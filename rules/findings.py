@@ -1,0 +1,60 @@
+"""Core values shared by every detector, the policy and the proxy: findings, actions, the Detector protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol, runtime_checkable
+
+
+class Action(StrEnum):
+    """What the policy does with a finding, ordered by severity (see `SEVERITY`)."""
+
+    ALLOW = "allow"
+    ANNOTATE = "annotate"
+    MASK = "mask"
+    PSEUDONYMIZE = "pseudonymize"
+    BLOCK = "block"
+
+
+SEVERITY: dict[Action, int] = {
+    Action.ALLOW: 0,
+    Action.ANNOTATE: 1,
+    Action.MASK: 2,
+    Action.PSEUDONYMIZE: 3,
+    Action.BLOCK: 4,
+}
+
+
+def strongest(actions: Sequence[Action]) -> Action:
+    """The most severe of `actions`; `allow` when there are none."""
+    return max(actions, key=SEVERITY.__getitem__, default=Action.ALLOW)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One match in a text. `start`/`end` are Python string indices into the raw (un-normalized) text."""
+
+    kind: str  # detector kind: "cn_resident_id", "bank_card", "word", "pattern", "semantic", ...
+    category: str  # "pii", "secret", or a word/semantic category such as "exam_fraud"
+    start: int
+    end: int
+    rule: str  # id of the rule that produced it
+    score: float = 1.0  # confidence in [0, 1]
+    valid: bool | None = None  # checksum verdict: True passed, None no checksum exists (False never surfaces)
+
+
+@runtime_checkable
+class Detector(Protocol):
+    """A plug-in point: anything that finds things in text (PII kinds, word lists, patterns, the model)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def max_match_len(self) -> int | None:
+        """Longest raw match this detector can produce, or None when unbounded (drives stream hold-back)."""
+        ...
+
+    def detect(self, text: str) -> Sequence[Finding]: ...
