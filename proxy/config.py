@@ -1,0 +1,177 @@
+"""Warden's configuration: one frozen value, resolved as flags > `WARDEN_*` environment > YAML file > defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+BACKEND_HEALTH_PATHS: dict[str, str] = {
+    "vllm": "/health",
+    "sglang": "/health",
+    "tgi": "/health",
+    "llama_cpp": "/health",
+    "triton": "/v2/health/ready",
+    "openai": "/v1/models",
+}
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or malformed; the message names the source and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class WardenConfig:
+    upstream: str
+    listen: HostPort = HostPort("0.0.0.0", 8080)  # noqa: S104 - a sidecar serves the pod's network
+    admin: HostPort = HostPort("127.0.0.1", 9464)
+    backend: str = "vllm"
+    health_path: str | None = None
+    upstream_timeout: float = 120.0  # seconds until the upstream's response headers
+    max_body_bytes: int = 8 * 1024 * 1024
+    drain_grace: float = 30.0
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    upstream_tls_verify: bool = True
+    model_allowlist: tuple[str, ...] = ()
+    log_level: str = "info"
+
+    @property
+    def readiness_path(self) -> str:
+        return self.health_path or BACKEND_HEALTH_PATHS.get(self.backend, "/health")
+
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2,
+               "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3}
+_DURATION_UNITS = {"": 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_size(value: object) -> int:
+    """`8MiB`, `512k`, `1048576` -> bytes."""
+    if isinstance(value, int):
+        return value
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", str(value))
+    if not match or match.group(2).lower() not in _SIZE_UNITS:
+        raise ConfigError(f"not a size: {value!r} (examples: 8MiB, 512k, 1048576)")
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).lower()])
+
+
+def parse_duration(value: object) -> float:
+    """`30s`, `250ms`, `2m`, `1.5` -> seconds."""
+    if isinstance(value, int | float):
+        return float(value)
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*", str(value))
+    if not match or match.group(2) not in _DURATION_UNITS:
+        raise ConfigError(f"not a duration: {value!r} (examples: 30s, 250ms, 2m)")
+    return float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+
+
+def parse_hostport(value: object) -> HostPort:
+    text = str(value)
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"not HOST:PORT: {text!r}")
+    return HostPort(host.strip("[]") or "0.0.0.0", int(port))  # noqa: S104
+
+
+def parse_bool(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(f"not a boolean: {value!r}")
+
+
+def parse_list(value: object) -> tuple[str, ...]:
+    if isinstance(value, list | tuple):
+        return tuple(str(v) for v in value)
+    return tuple(part.strip() for part in str(value).split(",") if part.strip())
+
+
+_PARSERS: dict[str, Any] = {
+    "listen": parse_hostport,
+    "admin": parse_hostport,
+    "upstream_timeout": parse_duration,
+    "drain_grace": parse_duration,
+    "max_body_bytes": parse_size,
+    "upstream_tls_verify": parse_bool,
+    "model_allowlist": parse_list,
+}
+
+FIELD_NAMES = tuple(f.name for f in fields(WardenConfig))
+
+
+def _coerce(key: str, value: object, source: str) -> object:
+    try:
+        parser = _PARSERS.get(key)
+        return parser(value) if parser else (None if value is None else str(value))
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {key}: {exc}") from None
+
+
+def from_env(env: Mapping[str, str]) -> dict[str, object]:
+    """`WARDEN_UPSTREAM`, `WARDEN_MAX_BODY_BYTES`, ... -> raw values keyed by field name."""
+    return {name: env[f"WARDEN_{name.upper()}"] for name in FIELD_NAMES if f"WARDEN_{name.upper()}" in env}
+
+
+def from_file(path: Path) -> dict[str, object]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"{path}: the config file must be a mapping")
+    values = {str(k).replace("-", "_"): v for k, v in loaded.items()}
+    unknown = sorted(set(values) - set(FIELD_NAMES))
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {unknown}; known: {sorted(FIELD_NAMES)}")
+    return values
+
+
+def resolve(
+    flags: Mapping[str, object], env: Mapping[str, str] | None = None, config_file: Path | None = None
+) -> WardenConfig:
+    """Merge the sources, highest precedence first: flags, environment, file, defaults."""
+    env = os.environ if env is None else env
+    layers: list[tuple[str, Mapping[str, object]]] = [
+        ("flag", {k: v for k, v in flags.items() if v is not None}),
+        ("environment", from_env(env)),
+    ]
+    file_path = config_file or (Path(env["WARDEN_CONFIG"]) if env.get("WARDEN_CONFIG") else None)
+    if file_path is not None:
+        layers.append((str(file_path), from_file(file_path)))
+    merged: dict[str, object] = {}
+    for source, values in reversed(layers):
+        for key, value in values.items():
+            merged[key] = _coerce(key, value, source)
+    if not merged.get("upstream"):
+        raise ConfigError("no upstream: pass --upstream URL, set WARDEN_UPSTREAM, or `upstream:` in the file")
+    upstream = str(merged["upstream"])
+    if not re.fullmatch(r"https?://[^/\s]+/?", upstream):
+        raise ConfigError(f"upstream must be http(s)://host[:port], got {upstream!r}")
+    if merged.get("backend") and str(merged["backend"]) not in BACKEND_HEALTH_PATHS:
+        raise ConfigError(f"backend must be one of {sorted(BACKEND_HEALTH_PATHS)}, got {merged['backend']!r}")
+    if bool(merged.get("tls_cert")) != bool(merged.get("tls_key")):
+        raise ConfigError("tls_cert and tls_key go together")
+    merged["upstream"] = upstream.rstrip("/")
+    return dataclasses.replace(WardenConfig(upstream=upstream), **merged)  # type: ignore[arg-type]

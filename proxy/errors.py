@@ -1,0 +1,95 @@
+"""OpenAI-shaped error responses (`{"error": {"message", "type", "code"}}`), the only place that maps our
+failures to HTTP statuses, and the patch that makes mitmproxy's own error pages speak the same shape."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from mitmproxy import http
+
+
+@dataclass(frozen=True, slots=True)
+class ApiError:
+    status: int
+    type: str
+    code: str
+    message: str
+
+    def body(self) -> bytes:
+        return json.dumps(
+            {"error": {"message": self.message, "type": self.type, "code": self.code, "param": None}}
+        ).encode()
+
+    def response(self, request_id: str | None = None) -> http.Response:
+        headers = {"Content-Type": "application/json"}
+        if request_id:
+            headers["X-Warden-Request-Id"] = request_id
+        return http.Response.make(self.status, self.body(), headers)
+
+
+def upstream_unavailable(detail: str) -> ApiError:
+    return ApiError(502, "upstream_error", "upstream_unavailable", f"The model server is unavailable: {detail}")
+
+
+def upstream_timeout(seconds: float) -> ApiError:
+    return ApiError(
+        504, "upstream_error", "upstream_timeout", f"The model server did not answer within {seconds:g} s."
+    )
+
+
+def body_too_large(limit: int) -> ApiError:
+    return ApiError(
+        413, "invalid_request_error", "request_too_large", f"The request body exceeds the limit of {limit} bytes."
+    )
+
+
+def internal_error(request_id: str) -> ApiError:
+    return ApiError(
+        500, "server_error", "internal_error",
+        f"Warden failed while handling this request (request id {request_id}); it was not forwarded.",
+    )
+
+
+# mitmproxy answers some failures itself (connect refused, a body over `body_size_limit` without a
+# Content-Length, an upstream that breaks off before its headers) with an HTML page. Clients of an
+# OpenAI-compatible server parse JSON errors, so those pages are replaced with the same shape as ours.
+_MITM_STATUS_TO_ERROR = {
+    400: ("invalid_request_error", "bad_request"),
+    413: ("invalid_request_error", "request_too_large"),
+    502: ("upstream_error", "upstream_unavailable"),
+    504: ("upstream_error", "upstream_timeout"),
+}
+
+
+def mitm_error(status: int, message: str) -> ApiError:
+    kind, code = _MITM_STATUS_TO_ERROR.get(status, ("server_error", "proxy_error"))
+    if status == 502:
+        message = f"The model server is unavailable: {message}"
+    return ApiError(status, kind, code, message)
+
+
+def install_mitmproxy_error_pages() -> None:
+    """Replace mitmproxy 12's HTML error pages with OpenAI-shaped JSON (HTTP/1 and HTTP/2 paths).
+
+    Both call module-level functions that we swap; pinned to mitmproxy 12.x and covered by the e2e tests,
+    which fail loudly if a new release moves them.
+    """
+    from mitmproxy import version
+    from mitmproxy.net.http import http1
+    from mitmproxy.proxy.layers.http import _http1, _http2
+
+    def make_error_response(status_code: int, message: str = "") -> bytes:
+        error = mitm_error(status_code, message)
+        resp = http.Response.make(
+            status_code,
+            error.body(),
+            http.Headers(Server=version.MITMPROXY, Connection="close", Content_Type="application/json"),
+        )
+        return http1.assemble_response(resp)
+
+    def format_error(status_code: int, message: str) -> bytes:
+        return mitm_error(status_code, message).body()
+
+    _http1.make_error_response = make_error_response
+    _http2.format_error = format_error  # the h2 path keeps its text/html content type header

@@ -1,0 +1,59 @@
+"""A tiny asyncio HTTP/1.1 GET for the admin port's probes of the upstream (health, models, metrics)."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from urllib.parse import urlsplit
+
+
+class ProbeError(Exception):
+    """The upstream could not be asked; the message says how it failed."""
+
+
+async def http_get(url: str, timeout: float = 2.0, *, verify_tls: bool = True) -> tuple[int, bytes]:
+    parts = urlsplit(url)
+    tls = parts.scheme == "https"
+    port = parts.port or (443 if tls else 80)
+    context: ssl.SSLContext | None = None
+    if tls:
+        context = ssl.create_default_context()
+        if not verify_tls:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(parts.hostname, port, ssl=context)
+            try:
+                writer.write(
+                    f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nConnection: close\r\n"
+                    "User-Agent: warden-probe\r\n\r\n".encode()
+                )
+                await writer.drain()
+                raw = await reader.read(16 * 1024 * 1024)
+                while chunk := await reader.read(65536):
+                    raw += chunk
+            finally:
+                writer.close()
+    except (OSError, TimeoutError) as exc:
+        raise ProbeError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line = head.split(b"\r\n", 1)[0].split()
+    if len(status_line) < 2 or not status_line[1].isdigit():
+        raise ProbeError("malformed HTTP response")
+    if b"transfer-encoding: chunked" in head.lower():
+        body = _dechunk(body)
+    return int(status_line[1]), body
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = bytearray()
+    while data:
+        line, _, data = data.partition(b"\r\n")
+        size = int(line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out += data[:size]
+        data = data[size + 2 :]
+    return bytes(out)

@@ -1,0 +1,68 @@
+"""`warden serve`: the reverse proxy in front of a model server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+from proxy.config import ConfigError, WardenConfig, resolve
+from proxy.logs import setup_logging
+from proxy.metrics import Metrics
+from proxy.server import StartupError, WardenProxy
+from proxy.services import Services
+
+EXIT_CONFIG = 78  # EX_CONFIG
+log = logging.getLogger("warden.serve")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="warden serve",
+        description="Run Warden as a reverse proxy in front of a model server. "
+        "Flags override WARDEN_* environment variables, which override the config file.",
+    )
+    p.add_argument("--upstream", help="model server base URL, e.g. http://127.0.0.1:8000 (WARDEN_UPSTREAM)")
+    p.add_argument("--listen", help="HOST:PORT for clients (default 0.0.0.0:8080)")
+    p.add_argument("--admin", help="HOST:PORT for /healthz, /readyz, /metrics (default 127.0.0.1:9464)")
+    p.add_argument("--config", type=Path, help="YAML config file (WARDEN_CONFIG)")
+    p.add_argument("--backend", help="vllm, triton, llama_cpp, sglang, tgi or openai (readiness path default)")
+    p.add_argument("--health-path", dest="health_path", help="upstream readiness path, overrides the backend's")
+    p.add_argument("--upstream-timeout", dest="upstream_timeout", help="time to response headers (e.g. 120s)")
+    p.add_argument("--max-body", dest="max_body_bytes", help="request body limit (default 8MiB)")
+    p.add_argument("--drain-grace", dest="drain_grace", help="SIGTERM grace period (default 30s)")
+    p.add_argument("--tls-cert", dest="tls_cert", help="serve TLS (and HTTP/2) with this certificate (PEM)")
+    p.add_argument("--tls-key", dest="tls_key", help="private key for --tls-cert (PEM)")
+    p.add_argument("--log-level", dest="log_level", help="debug, info, warning, error (default info)")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> WardenConfig:
+    flags = {k: v for k, v in vars(args).items() if k != "config"}
+    return resolve(flags, config_file=args.config)
+
+
+async def run(config: WardenConfig) -> int:
+    proxy = WardenProxy(Services(config=config, metrics=Metrics(model_allowlist=config.model_allowlist)))
+    try:
+        await proxy.start()
+    except StartupError as exc:
+        log.error(str(exc))
+        return 1
+    log.info("serving", extra={"listen": [f"{h}:{p}" for h, p in proxy.listen_addrs()],
+                               "admin": f"{config.admin.host}:{proxy.admin.port}", "upstream": config.upstream})
+    await proxy.serve_until_stopped()
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = config_from_args(args)
+    except ConfigError as exc:
+        print(f"warden serve: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    setup_logging(config.log_level)
+    return asyncio.run(run(config))

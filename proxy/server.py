@@ -1,0 +1,135 @@
+"""mitmproxy embedded in our own asyncio program: the smallest addon set that works, plus our pipeline.
+
+Measured (FACTS, bench/overhead.py): hook dispatch is a fifth of per-request CPU, so we load only what reverse
+mode needs: Core (options plumbing), DisableH2C, Proxyserver, NextLayer and, only when the listener has a
+certificate, TlsConfig. DumpMaster's ~35 addons roughly double the per-request cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from mitmproxy import options
+from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconfig
+from mitmproxy.master import Master
+
+from proxy.addons import default_addons
+from proxy.admin import AdminServer, Readiness
+from proxy.config import WardenConfig
+from proxy.errors import install_mitmproxy_error_pages
+from proxy.services import Services
+
+log = logging.getLogger("warden.server")
+
+
+class StartupError(RuntimeError):
+    """The proxy could not start (port in use, bad certificate); the message says which and why."""
+
+
+def mitm_options(config: WardenConfig, confdir: Path) -> dict[str, Any]:
+    listen = config.listen
+    values: dict[str, Any] = {
+        "mode": [f"reverse:{config.upstream}@{listen.host}:{listen.port}"],
+        "body_size_limit": str(config.max_body_bytes),
+        "connection_strategy": "lazy",
+        "ssl_insecure": not config.upstream_tls_verify,
+        "confdir": str(confdir),
+    }
+    if config.tls_cert and config.tls_key:
+        # mitmproxy wants certificate and key in one PEM file; it lives in our private confdir.
+        bundle = confdir / "listener.pem"
+        bundle.write_bytes(Path(config.tls_cert).read_bytes() + b"\n" + Path(config.tls_key).read_bytes())
+        bundle.chmod(0o600)
+        values["certs"] = [f"*={bundle}"]
+    return values
+
+
+def mitm_addons(config: WardenConfig) -> list[object]:
+    addons: list[object] = [core.Core(), disable_h2c.DisableH2C(), proxyserver.Proxyserver(), next_layer.NextLayer()]
+    if config.tls_cert:
+        addons.append(tlsconfig.TlsConfig())
+    return addons
+
+
+class WardenProxy:
+    """One running proxy: mitmproxy master, admin server, signal handling and draining."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.config = services.config
+        self.readiness = Readiness(self.config)
+        self.admin = AdminServer(self.config, services.metrics, self.readiness)
+        self.master: Master | None = None
+        self._confdir = tempfile.TemporaryDirectory(prefix="warden-mitm-")
+        self._stopping = asyncio.Event()
+
+    @property
+    def inflight(self) -> int:
+        return int(self.services.metrics.inflight._value.get())
+
+    def listen_addrs(self) -> list[tuple[str, int]]:
+        assert self.master is not None
+        ps: Any = self.master.addons.get("proxyserver")
+        return [(a[0], a[1]) for a in ps.listen_addrs()]
+
+    async def start(self) -> None:
+        install_mitmproxy_error_pages()
+        opts = options.Options()
+        self.master = Master(opts)
+        self.master.addons.add(*mitm_addons(self.config), *default_addons(self.services))
+        opts.update(**mitm_options(self.config, Path(self._confdir.name)))
+        await self.admin.start()
+        self._run_task = asyncio.create_task(self.master.run(), name="mitmproxy")
+        ps: Any = self.master.addons.get("proxyserver")
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if self._run_task.done():
+                break
+            if ps.listen_addrs():
+                return
+            errors = [str(s.last_exception) for s in ps.servers if s.last_exception]
+            if errors:
+                break
+        errors = [str(s.last_exception) for s in ps.servers if s.last_exception]
+        await self._stop_master()
+        await self.admin.close()
+        raise StartupError(f"cannot listen on {self.config.listen}: {'; '.join(errors) or 'did not come up'}")
+
+    def request_stop(self) -> None:
+        self._stopping.set()
+
+    async def serve_until_stopped(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop)
+        await self._stopping.wait()
+        await self.drain()
+
+    async def drain(self) -> None:
+        """Stop accepting, let in-flight exchanges and streams finish within the grace period, then stop."""
+        assert self.master is not None
+        self.readiness.draining = True
+        log.info("draining", extra={"inflight": self.inflight, "grace_s": self.config.drain_grace})
+        self.master.options.update(server=False)  # closes the listeners, keeps open connections
+        deadline = asyncio.get_running_loop().time() + self.config.drain_grace
+        while self.inflight > 0 and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        if self.inflight > 0:
+            log.warning("grace period over; cutting remaining exchanges", extra={"inflight": self.inflight})
+        await self._stop_master()
+        await self.admin.close()
+        self._confdir.cleanup()
+        log.info("stopped")
+
+    async def _stop_master(self) -> None:
+        if self.master is not None:
+            self.master.shutdown()
+            try:
+                await asyncio.wait_for(self._run_task, 10)
+            except (TimeoutError, asyncio.CancelledError):
+                pass

@@ -1,0 +1,109 @@
+"""Incremental Server-Sent Events framing over raw byte chunks (WHATWG HTML, "Server-sent events").
+
+mitmproxy hands the stream callable raw upstream chunks, split anywhere (inside `data:`, inside a UTF-8
+sequence). `SseFramer` buffers only the unfinished event and yields each complete event, with its exact raw
+bytes, as soon as its terminating blank line arrives. Lines end in CRLF, LF or CR; a lone trailing CR is
+held until the next byte says whether it starts a CRLF.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    raw: bytes  # the event's exact bytes including its terminating blank line
+    event: str | None  # the `event:` field, if any
+    data: bytes | None  # the `data:` lines joined by LF, or None when the event has no data field
+
+    @property
+    def is_done(self) -> bool:
+        return self.data == b"[DONE]"
+
+
+def parse_event(raw: bytes) -> SseEvent:
+    """Parse the fields of one complete event (comments and unknown fields are kept only in `raw`)."""
+    event_name: str | None = None
+    data_lines: list[bytes] = []
+    has_data = False
+    for line in raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
+        if not line or line.startswith(b":"):
+            continue
+        name, _, value = line.partition(b":")
+        if value.startswith(b" "):
+            value = value[1:]
+        if name == b"data":
+            has_data = True
+            data_lines.append(value)
+        elif name == b"event":
+            event_name = value.decode("utf-8", "replace")
+    return SseEvent(raw, event_name, b"\n".join(data_lines) if has_data else None)
+
+
+class SseFramer:
+    """Feed raw chunks, get complete events. Never rescans bytes it has already looked at."""
+
+    __slots__ = ("_buf", "_scan_from")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._scan_from = 0  # everything before this offset holds no event boundary
+
+    @property
+    def pending(self) -> int:
+        """Bytes of an unfinished event held back."""
+        return len(self._buf)
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        self._buf += chunk
+        events: list[SseEvent] = []
+        while True:
+            end = self._boundary()
+            if end < 0:
+                break
+            events.append(parse_event(bytes(self._buf[:end])))
+            del self._buf[:end]
+            self._scan_from = 0
+        return events
+
+    def flush(self) -> bytes:
+        """At end of stream: the raw bytes of an unterminated last event (the spec drops it; we pass it on)."""
+        rest = bytes(self._buf)
+        self._buf.clear()
+        self._scan_from = 0
+        return rest
+
+    def _boundary(self) -> int:
+        """Offset just past the first blank line (end of an event), or -1."""
+        buf = self._buf
+        if b"\r" not in buf:  # the common case: LF only
+            pos = buf.find(b"\n\n", max(self._scan_from - 1, 0))
+            if pos < 0:
+                self._scan_from = len(buf)
+                return -1
+            return pos + 2
+        return self._boundary_general()
+
+    def _boundary_general(self) -> int:
+        buf = self._buf
+        i = 0
+        n = len(buf)
+        line_empty = True  # at the start of a line with nothing on it yet
+        seen_content = False  # an event needs at least one non-empty line before its blank line
+        while i < n:
+            b = buf[i]
+            if b == 0x0A or b == 0x0D:
+                if b == 0x0D:
+                    if i + 1 >= n:
+                        return -1  # a CR at the end: wait to see whether LF follows
+                    if buf[i + 1] == 0x0A:
+                        i += 1
+                if line_empty and seen_content:
+                    return i + 1
+                line_empty = True
+            else:
+                line_empty = False
+                seen_content = True
+            i += 1
+        return -1

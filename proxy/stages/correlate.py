@@ -1,0 +1,52 @@
+"""Stage 1 (requestheaders, request): request id, route, body size limit, model and stream flag."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+from mitmproxy import http
+
+from proxy.errors import body_too_large
+from proxy.services import Services
+from proxy.stages.base import fail_closed, request_json
+from proxy.state import STATE_KEY, FlowState, Outcome, classify_route, get_state
+
+# A client-supplied id is echoed into logs and headers: accept only a bounded, printable token.
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+
+
+class Correlate:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.limit = services.config.max_body_bytes
+
+    @fail_closed
+    def requestheaders(self, flow: http.HTTPFlow) -> None:
+        supplied = flow.request.headers.get("x-request-id", "")
+        request_id = supplied if _REQUEST_ID.fullmatch(supplied) else uuid.uuid4().hex
+        flow.request.headers["x-request-id"] = request_id
+        state = FlowState(
+            request_id=request_id,
+            route=classify_route(flow.request.path),
+            started=self.services.clock(),
+            method=flow.request.method,
+        )
+        flow.metadata[STATE_KEY] = state
+        self.services.metrics.inflight.inc()
+        declared = flow.request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.limit:
+            # Answer before reading the body at all; chunked bodies are cut by mitmproxy's body_size_limit.
+            state.outcome = Outcome.TOO_LARGE
+            flow.response = body_too_large(self.limit).response(request_id)
+
+    @fail_closed
+    def request(self, flow: http.HTTPFlow) -> None:
+        state = get_state(flow)
+        if state is None or flow.response is not None:
+            return
+        body = request_json(flow, state)
+        if body is not None:
+            model = body.get("model")
+            state.model = model if isinstance(model, str) else None
+            state.stream = body.get("stream") is True

@@ -1,0 +1,85 @@
+"""Stage 3 (responseheaders): SSE responses are relayed event by event, never buffered (DESIGN section 4).
+
+The relay re-frames events from raw upstream chunks, stamps the time to first chunk and collects `usage`
+on the way, because mitmproxy keeps no body after a streamed response.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from mitmproxy import http
+
+from proxy.sse import SseEvent, SseFramer
+from proxy.stages.base import fail_closed
+from proxy.state import FlowState, get_state
+
+
+def record_usage(state: FlowState, usage: object) -> None:
+    """Copy an OpenAI `usage` object into the flow state (absent cached tokens stay unknown)."""
+    if not isinstance(usage, dict):
+        return
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    if isinstance(prompt, int):
+        state.usage.prompt_tokens = prompt
+    if isinstance(completion, int):
+        state.usage.completion_tokens = completion
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
+        state.usage.cached_tokens = details["cached_tokens"]
+
+
+class SseRelay:
+    """The `flow.response.stream` callable: raw chunks in, whole events out."""
+
+    __slots__ = ("clock", "framer", "state")
+
+    def __init__(self, state: FlowState, clock: Callable[[], float]) -> None:
+        self.state = state
+        self.clock = clock
+        self.framer = SseFramer()
+
+    def __call__(self, chunk: bytes) -> list[bytes]:
+        # Always a list: mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
+        # chunked-encoding terminator and would end the client's stream early. [] holds data back.
+        if not chunk:  # end of stream
+            rest = self.framer.flush()
+            return [rest] if rest else []
+        events = self.framer.feed(chunk)
+        if not events:
+            return []
+        for event in events:
+            self.observe(event)
+        return [events[0].raw if len(events) == 1 else b"".join(e.raw for e in events)]
+
+    def observe(self, event: SseEvent) -> None:
+        data = event.data
+        if data is None:
+            return
+        state = self.state
+        state.sse_events += 1
+        if state.first_chunk_at is None:
+            state.first_chunk_at = self.clock()
+        # Only the usage chunk is parsed: vLLM sends `"usage": null` on every other chunk.
+        if b'"usage":' in data and b'"usage":null' not in data and b'"usage": null' not in data:
+            try:
+                record_usage(state, json.loads(data).get("usage"))
+            except (ValueError, AttributeError):
+                pass
+
+
+class Stream:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+
+    @fail_closed
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        state = get_state(flow)
+        assert flow.response is not None
+        if state is None:
+            return
+        content_type = flow.response.headers.get("content-type", "")
+        if content_type.startswith("text/event-stream"):
+            state.stream = True
+            flow.response.stream = SseRelay(state, self.clock)

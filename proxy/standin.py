@@ -1,0 +1,441 @@
+"""`warden standin`: a stand-in OpenAI-compatible model server for the demo, the tests and the benchmarks.
+
+It speaks the parts of the OpenAI API (and vLLM's extras) that Warden cares about, deterministically:
+replies echo the last prompt, SSE streams are cut into raw writes of a configurable size so events split in
+awkward places (inside a multi-byte character, inside `data:`), `usage` carries
+`prompt_tokens_details.cached_tokens` from a simulated prefix cache, and `/metrics` uses vLLM's names.
+
+Per-request behaviour is steered by an optional `standin` object in the request body (the openai client
+sends it with `extra_body={"standin": {...}}`; a real server ignores it):
+  reply: str            the answer text (default: "Echo: " + the last user text)
+  chunk_bytes: int      raw bytes per SSE write (default from --chunk-bytes; 0 = one write per event)
+  chars_per_event: int  characters of content per SSE event (default 4)
+  event_delay_ms: int   pause between SSE writes
+  headers_delay_ms: int pause before the response headers (to test upstream timeouts)
+  status: int           answer with this error status and an OpenAI-shaped error body
+  drop_after_events: int close the connection after this many events (a broken stream)
+  raw_sse: str          send these raw bytes as the whole SSE body (malformed streams)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BASE_MODEL = "standin-base"
+LORA_ADAPTER = "standin-lora-sql"
+CACHE_BLOCK_TOKENS = 16  # vLLM caches whole KV blocks: only full blocks of a shared prefix count as hits
+
+
+def count_tokens(text: str) -> int:
+    """A deterministic stand-in tokenizer: one token per CJK character, per word, per punctuation mark."""
+    tokens = 0
+    in_word = False
+    for ch in text:
+        if ch.isspace():
+            in_word = False
+        elif ord(ch) >= 0x2E80 or not ch.isalnum():
+            tokens += 1
+            in_word = False
+        elif not in_word:
+            tokens += 1
+            in_word = True
+    return tokens
+
+
+@dataclass
+class PrefixCache:
+    """A tiny LRU of prompt prefixes, so repeated prompts report `cached_tokens` like vLLM's prefix cache."""
+
+    capacity: int = 256
+    _seen: OrderedDict[str, int] = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    queries: int = 0
+    hits: int = 0
+
+    def lookup(self, prompt: str, prompt_tokens: int) -> int:
+        key = hashlib.sha256(prompt.encode()).hexdigest()
+        with self._lock:
+            self.queries += prompt_tokens
+            cached = 0
+            if key in self._seen:
+                self._seen.move_to_end(key)
+                cached = (prompt_tokens // CACHE_BLOCK_TOKENS) * CACHE_BLOCK_TOKENS
+            else:
+                self._seen[key] = prompt_tokens
+                if len(self._seen) > self.capacity:
+                    self._seen.popitem(last=False)
+            self.hits += cached
+            return cached
+
+
+@dataclass
+class Counters:
+    requests: int = 0
+    prompt_tokens: int = 0
+    generation_tokens: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(frozen=True, slots=True)
+class StandinConfig:
+    chunk_bytes: int = 0
+    chars_per_event: int = 4
+    event_delay_ms: int = 0
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text a reply echoes: the last user message (chat), the prompt (completions)."""
+    if isinstance(body.get("messages"), list):
+        for message in reversed(body["messages"]):
+            if isinstance(message, dict) and message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, str):
+                    return content
+                if isinstance(content, list):
+                    return " ".join(
+                        str(part.get("text", "")) for part in content if isinstance(part, dict)
+                    )
+        return ""
+    prompt = body.get("prompt")
+    if isinstance(prompt, list):
+        return " ".join(str(p) for p in prompt)
+    return str(prompt or "")
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    if isinstance(body.get("messages"), list):
+        return json.dumps(body["messages"], ensure_ascii=False, sort_keys=True)
+    return str(body.get("prompt", ""))
+
+
+def split_bytes(data: bytes, size: int) -> Iterator[bytes]:
+    if size <= 0:
+        yield data
+        return
+    for i in range(0, len(data), size):
+        yield data[i : i + size]
+
+
+class StandinHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, chunked responses
+    server: StandinServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature of the base class
+        return
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    # ---- plumbing -------------------------------------------------------------------------------------------
+
+    def send_json(self, status: int, payload: object, extra_headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (extra_headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_error_json(self, status: int, message: str, code: str) -> None:
+        self.send_json(status, {"error": {"message": message, "type": "invalid_request_error", "code": code}})
+
+    def read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().strip().split(b";")[0], 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        return self.rfile.read(length) if length else b""
+
+    # ---- routes ---------------------------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path in ("/health", "/v2/health/ready"):
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif path == "/v1/models":
+            self.send_json(200, self.server.models_payload())
+        elif path == "/metrics":
+            data = self.server.metrics_text().encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        elif path == "/echo":
+            self.send_json(200, self.echo_payload(b""))
+        else:
+            self.send_error_json(404, f"no route {path}", "not_found")
+
+    def do_POST(self) -> None:
+        raw = self.read_body()
+        path = self.path.split("?", 1)[0]
+        if path == "/echo":
+            self.send_json(200, self.echo_payload(raw))
+            return
+        try:
+            body = json.loads(raw) if raw else {}
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            self.send_error_json(400, "request body is not valid JSON", "invalid_json")
+            return
+        if not isinstance(body, dict):
+            self.send_error_json(400, "request body must be a JSON object", "invalid_json")
+            return
+        knobs = body.get("standin") if isinstance(body.get("standin"), dict) else {}
+        assert isinstance(knobs, dict)
+        if knobs.get("headers_delay_ms"):
+            time.sleep(int(knobs["headers_delay_ms"]) / 1000)
+        if knobs.get("status"):
+            self.send_error_json(int(knobs["status"]), "stand-in error on request", "standin_error")
+            return
+        if path == "/v1/chat/completions":
+            self.completion(body, knobs, chat=True)
+        elif path == "/v1/completions":
+            self.completion(body, knobs, chat=False)
+        elif path == "/v1/embeddings":
+            self.embeddings(body)
+        elif path in ("/v1/load_lora_adapter", "/v1/unload_lora_adapter"):
+            self.send_json(200, {"status": "ok"})
+        else:
+            self.send_error_json(404, f"no route {path}", "not_found")
+
+    do_PUT = do_POST
+    do_PATCH = do_POST
+    do_DELETE = do_GET
+
+    def echo_payload(self, raw: bytes) -> dict[str, Any]:
+        """What the server saw: lets tests check exact pass-through of method, path, headers and body."""
+        return {
+            "method": self.command,
+            "path": self.path,
+            "headers": [[k, v] for k, v in self.headers.items()],
+            "body_sha256": hashlib.sha256(raw).hexdigest(),
+            "body_len": len(raw),
+        }
+
+    def embeddings(self, body: dict[str, Any]) -> None:
+        inputs = body.get("input", "")
+        items = inputs if isinstance(inputs, list) else [inputs]
+        data = []
+        for i, item in enumerate(items):
+            digest = hashlib.sha256(str(item).encode()).digest()
+            vector = [round((b - 128) / 128, 4) for b in digest[:16]]
+            data.append({"object": "embedding", "index": i, "embedding": vector})
+        tokens = sum(count_tokens(str(item)) for item in items)
+        self.send_json(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body.get("model", BASE_MODEL),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+        )
+
+    def completion(self, body: dict[str, Any], knobs: dict[str, Any], *, chat: bool) -> None:
+        model = str(body.get("model") or BASE_MODEL)
+        reply = str(knobs["reply"]) if "reply" in knobs else "Echo: " + last_user_text(body)
+        prompt_tokens = count_tokens(prompt_text(body))
+        completion_tokens = count_tokens(reply)
+        cached = self.server.prefix_cache.lookup(prompt_text(body), prompt_tokens)
+        with self.server.counters.lock:
+            self.server.counters.requests += 1
+            self.server.counters.prompt_tokens += prompt_tokens
+            self.server.counters.generation_tokens += completion_tokens
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
+        ident = ("chatcmpl-" if chat else "cmpl-") + hashlib.sha256(
+            (model + reply).encode()
+        ).hexdigest()[:24]
+        created = 1_700_000_000
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self.stream(ident, created, model, reply, usage if include_usage else None, knobs, chat=chat)
+            return
+        if chat:
+            choice: dict[str, Any] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+            obj = "chat.completion"
+        else:
+            choice = {"index": 0, "text": reply, "finish_reason": "stop", "logprobs": None}
+            obj = "text_completion"
+        self.send_json(
+            200,
+            {"id": ident, "object": obj, "created": created, "model": model, "choices": [choice], "usage": usage},
+        )
+
+    def sse_events(
+        self, ident: str, created: int, model: str, reply: str, usage: dict[str, Any] | None,
+        per_event: int, *, chat: bool,
+    ) -> Iterator[bytes]:
+        obj = "chat.completion.chunk" if chat else "text_completion"
+
+        def event(choices: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> bytes:
+            payload: dict[str, Any] = {"id": ident, "object": obj, "created": created, "model": model,
+                                       "choices": choices}
+            if usage is not None:
+                payload["usage"] = None  # vLLM sends an explicit null until the final usage chunk
+            payload.update(extra or {})
+            return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+
+        if chat:
+            yield event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        for i in range(0, len(reply), per_event):
+            piece = reply[i : i + per_event]
+            if chat:
+                yield event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+            else:
+                yield event([{"index": 0, "text": piece, "finish_reason": None}])
+        if chat:
+            yield event([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+        else:
+            yield event([{"index": 0, "text": "", "finish_reason": "stop"}])
+        if usage is not None:
+            yield event([], {"usage": usage})
+        yield b"data: [DONE]\n\n"
+
+    def stream(
+        self, ident: str, created: int, model: str, reply: str, usage: dict[str, Any] | None,
+        knobs: dict[str, Any], *, chat: bool,
+    ) -> None:
+        config = self.server.config
+        chunk_bytes = int(knobs.get("chunk_bytes", config.chunk_bytes))
+        per_event = max(1, int(knobs.get("chars_per_event", config.chars_per_event)))
+        delay = int(knobs.get("event_delay_ms", config.event_delay_ms)) / 1000
+        drop_after = knobs.get("drop_after_events")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        if "raw_sse" in knobs:
+            events: list[bytes] = [str(knobs["raw_sse"]).encode()]
+        else:
+            events = list(self.sse_events(ident, created, model, reply, usage, per_event, chat=chat))
+        try:
+            for n, data in enumerate(events):
+                if drop_after is not None and n >= int(drop_after):
+                    # A broken upstream: the stream stops mid-way and the connection goes away.
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                for piece in split_bytes(data, chunk_bytes):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+                    if delay:
+                        time.sleep(delay)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            # The client (or the proxy on its behalf) went away mid-stream: stop generating, like vLLM does.
+            self.server.aborted_streams += 1
+            self.close_connection = True
+
+
+class StandinServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, address: tuple[str, int], config: StandinConfig) -> None:
+        super().__init__(address, StandinHandler)
+        self.config = config
+        self.prefix_cache = PrefixCache()
+        self.counters = Counters()
+        self.aborted_streams = 0
+
+    def models_payload(self) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [
+                {"id": BASE_MODEL, "object": "model", "owned_by": "warden-standin", "root": BASE_MODEL,
+                 "parent": None},
+                {"id": LORA_ADAPTER, "object": "model", "owned_by": "warden-standin",
+                 "root": "/adapters/" + LORA_ADAPTER, "parent": BASE_MODEL},
+            ],
+        }
+
+    def metrics_text(self) -> str:
+        """Counters under vLLM's metric names, so metric merging and KV-cache hit rate can be tested."""
+        labels = f'{{model_name="{BASE_MODEL}"}}'
+        lines = [
+            "# HELP vllm:prompt_tokens_total Number of prefill tokens processed.",
+            "# TYPE vllm:prompt_tokens_total counter",
+            f"vllm:prompt_tokens_total{labels} {self.counters.prompt_tokens}",
+            "# HELP vllm:generation_tokens_total Number of generation tokens processed.",
+            "# TYPE vllm:generation_tokens_total counter",
+            f"vllm:generation_tokens_total{labels} {self.counters.generation_tokens}",
+            "# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.",
+            "# TYPE vllm:prefix_cache_queries_total counter",
+            f"vllm:prefix_cache_queries_total{labels} {self.prefix_cache.queries}",
+            "# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.",
+            "# TYPE vllm:prefix_cache_hits_total counter",
+            f"vllm:prefix_cache_hits_total{labels} {self.prefix_cache.hits}",
+            "# HELP vllm:num_requests_running Number of requests in model execution batches.",
+            "# TYPE vllm:num_requests_running gauge",
+            f"vllm:num_requests_running{labels} 0",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def serve(host: str, port: int, config: StandinConfig) -> StandinServer:
+    """Start a stand-in server in a background thread and return it (port 0 picks a free port)."""
+    server = StandinServer((host, port), config)
+    threading.Thread(target=server.serve_forever, name="standin", daemon=True).start()
+    return server
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="warden standin", description=__doc__.split("\n")[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--chunk-bytes", type=int, default=0, help="raw bytes per SSE write (0: per event)")
+    parser.add_argument("--chars-per-event", type=int, default=4)
+    parser.add_argument("--event-delay-ms", type=int, default=0)
+    args = parser.parse_args(argv)
+    config = StandinConfig(args.chunk_bytes, args.chars_per_event, args.event_delay_ms)
+    server = StandinServer((args.host, args.port), config)
+    print(f"standin listening on http://{args.host}:{server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,108 @@
+"""Per-flow data shared by the stages: one `FlowState` under one key of `flow.metadata` (DESIGN section 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mitmproxy import http
+
+STATE_KEY = "warden"
+
+
+class Route(StrEnum):
+    CHAT = "chat"
+    COMPLETIONS = "completions"
+    RESPONSES = "responses"
+    EMBEDDINGS = "embeddings"
+    MODELS = "models"
+    KSERVE_V2 = "kserve_v2"
+    TRITON_GENERATE = "triton_generate"
+    MODEL_ADMIN = "model_admin"
+    HEALTH = "health"
+    OTHER = "other"
+
+
+class Outcome(StrEnum):
+    """How an exchange ended; a bounded label value and an audit field."""
+
+    OK = "ok"
+    UPSTREAM_ERROR = "upstream_error"  # the upstream answered with a 4xx/5xx of its own
+    UPSTREAM_UNAVAILABLE = "upstream_unavailable"  # refused, reset, or broke off mid-response
+    UPSTREAM_TIMEOUT = "upstream_timeout"
+    TOO_LARGE = "too_large"
+    BAD_REQUEST = "bad_request"
+    BLOCKED = "blocked"
+    CLIENT_ABORTED = "client_aborted"
+    INTERNAL_ERROR = "internal_error"
+
+
+_EXACT_ROUTES: dict[str, Route] = {
+    "/v1/chat/completions": Route.CHAT,
+    "/v1/completions": Route.COMPLETIONS,
+    "/v1/responses": Route.RESPONSES,
+    "/v1/embeddings": Route.EMBEDDINGS,
+    "/v1/models": Route.MODELS,
+    "/v1/load_lora_adapter": Route.MODEL_ADMIN,
+    "/v1/unload_lora_adapter": Route.MODEL_ADMIN,
+    "/health": Route.HEALTH,
+    "/v2/health/ready": Route.HEALTH,
+    "/v2/health/live": Route.HEALTH,
+}
+
+
+def classify_route(path: str) -> Route:
+    """Map a request path (query ignored) to the API it speaks; unknown paths are `other`."""
+    path = path.split("?", 1)[0].rstrip("/") or "/"
+    route = _EXACT_ROUTES.get(path)
+    if route is not None:
+        return route
+    if path.startswith("/v2/models/"):
+        if path.endswith("/generate") or path.endswith("/generate_stream"):
+            return Route.TRITON_GENERATE
+        if path.endswith("/infer"):
+            return Route.KSERVE_V2
+    if path.startswith("/v2/repository/"):
+        return Route.MODEL_ADMIN
+    return Route.OTHER
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None  # None = the upstream did not say (not zero: see FACTS on vLLM)
+
+
+@dataclass(slots=True)
+class FlowState:
+    """Everything the stages learn about one exchange. Mutable by design: it is filled in as the flow moves."""
+
+    request_id: str
+    route: Route
+    started: float  # time.perf_counter() at request headers
+    method: str = ""
+    model: str | None = None
+    stream: bool = False
+    first_chunk_at: float | None = None
+    finished_at: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    outcome: Outcome = Outcome.OK
+    status: int | None = None
+    error_detail: str | None = None  # our own words, never content
+    sse_events: int = 0
+    finish_reasons: list[str] = field(default_factory=list)
+    done: bool = False  # accounted for by telemetry (response or error seen)
+    request_json: dict[str, Any] | None = None  # the parsed body, see stages.base.request_json
+    request_json_parsed: bool = False
+
+    @property
+    def time_to_first_chunk(self) -> float | None:
+        return None if self.first_chunk_at is None else self.first_chunk_at - self.started
+
+
+def get_state(flow: http.HTTPFlow) -> FlowState | None:
+    state = flow.metadata.get(STATE_KEY)
+    return state if isinstance(state, FlowState) else None
