@@ -117,6 +117,20 @@ def org_code_check(body8: str) -> str:
     return "X" if r == 10 else "0" if r == 11 else str(r)
 
 
+def uscc_valid(value: str) -> bool:
+    """GB 32100-2015 check character plus the embedded GB 11714 organization code check (characters 9-17)."""
+    if len(value) != 18 or any(c not in USCC_ALPHABET for c in value):
+        return False
+    return uscc_check(value[:17]) == value[17] and org_code_check(value[8:16]) == value[16]
+
+
+def passes_any_check(value: str) -> bool:
+    """True when `value` (separators removed) is a valid resident ID, Luhn number, USCC or IBAN."""
+    compact = value.replace(" ", "").replace("-", "")
+    return (resident_id_valid(compact) or luhn_valid(compact) or uscc_valid(compact)
+            or iban_valid(compact))
+
+
 def iban_valid(value: str) -> bool:
     """ISO 13616 IBAN: mod 97 of the rearranged number equals 1 (separators removed first)."""
     compact = value.replace(" ", "")
@@ -241,7 +255,10 @@ class Values:
         if r < 0.6:  # Mastercard 2-series (2221-2720)
             body = str(self.rng.randint(2221, 2720)) + self.digits(11)
             return body + luhn_check_digit(body)
-        card_type = self.rng.choice(("visa16", "visa19", "mastercard", "discover", "jcb16"))
+        if r < 0.7:  # JCB 3528-3589 (Faker's "jcb16" uses any 35 prefix, which is no JCB range)
+            body = str(self.rng.randint(3528, 3589)) + self.digits(11)
+            return body + luhn_check_digit(body)
+        card_type = self.rng.choice(("visa16", "visa19", "mastercard", "discover"))
         return str(self.en.credit_card_number(card_type))
 
     def raw_mobile(self) -> str:
@@ -423,19 +440,13 @@ class Decoys:
     def id_bad_check(self) -> tuple[str, str, bool]:
         v = self.v.raw_resident_id()
         wrong = self.rng.choice([c for c in ID_CHECK if c != v[17]])
-        s = v[:17] + wrong
-        if luhn_valid(s):  # an 18-digit Luhn-valid string would be a legitimate bank-card lookalike
-            return self.id_bad_check()
-        return s, "id_bad_check", True
+        return v[:17] + wrong, "id_bad_check", True
 
     def id_bad_date(self) -> tuple[str, str, bool]:
         v = self.v.raw_resident_id()
         body = v[:10] + self.rng.choice(("13", "00", "02")) + ("30" if v[10:12] == "02" else "32")
         body = (body + v[14:17])[:17]
-        s = body + resident_id_check(body)
-        if luhn_valid(s):
-            return self.id_bad_date()
-        return s, "id_bad_date", False
+        return body + resident_id_check(body), "id_bad_date", False
 
     def card_bad_luhn(self) -> tuple[str, str, bool]:
         v = self.v.raw_card()
@@ -671,7 +682,10 @@ class CorpusGenerator:
 
     def decoy(self, reason: str) -> _Builder:
         b = _Builder()
-        s, why, checksum = getattr(self.decoys, reason)()
+        while True:  # a decoy that happens to pass some other kind's check would be real PII: draw again
+            s, why, checksum = getattr(self.decoys, reason)()
+            if not passes_any_check(s):
+                break
         template = self.rng.choice(DECOY_TEMPLATES[reason])
         self._wrap(b, partial(self._fill, b, template, partial(b.decoy, DECOY_KIND[why], s, why, checksum)))
         return b

@@ -79,13 +79,24 @@ def _iban(s: str) -> bool:
     return rem == 1
 
 
+def _card(digits: str) -> bool:
+    """ISO/IEC 7812 issuer ranges we generate (UnionPay 62, Visa 4, Mastercard 51-55 and 2221-2720, JCB
+    3528-3589, Discover 6011/65), 16-19 digits, and Luhn."""
+    if not re.fullmatch(r"\d{16,19}", digits) or not _luhn(digits):
+        return False
+    return (digits.startswith(("62", "4", "6011", "65"))
+            or ((digits[:2] in {"51", "52", "53", "54", "55"} or 2221 <= int(digits[:4]) <= 2720)
+            and len(digits) == 16)
+            or 3528 <= int(digits[:4]) <= 3589)
+
+
 def _digits(s: str) -> str:
     return re.sub(r"[\s\-+]", "", _ascii(s))
 
 
 CHECKS: dict[str, Callable[[str], bool]] = {
     "cn_resident_id": lambda s: _resident_id(_digits(s)),
-    "bank_card": lambda s: re.fullmatch(r"\d{16,19}", _digits(s)) is not None and _luhn(_digits(s)),
+    "bank_card": lambda s: _card(_digits(s)),
     "cn_mobile": lambda s: re.fullmatch(r"(?:86)?1[3-9]\d{9}", _digits(s)) is not None,
     "cn_landline": lambda s: re.fullmatch(r"0\d{2,3}[- ][2-8]\d{6,7}", _ascii(s)) is not None,
     "cn_uscc": lambda s: _uscc(_ascii(s)),
