@@ -58,3 +58,11 @@ class Detector(Protocol):
         ...
 
     def detect(self, text: str) -> Sequence[Finding]: ...
+
+
+@runtime_checkable
+class FindingFilter(Protocol):
+    """Runs after all detectors on the raw text and their findings; may drop, add or re-score findings
+    (the semantic fusion plugs in here). Must be pure: the stream scanner calls it on windows of the text."""
+
+    def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]: ...

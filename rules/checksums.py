@@ -1,0 +1,164 @@
+"""Tri-state validators for PII values: True = the check defined by the standard passed, False = it failed
+(the candidate is dropped), None = no check exists for this form. Pure functions over the matched value with
+separators already removed by the caller where the docstring says so.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import ipaddress
+
+# GB/T 2260 province-level codes (first two digits of a resident ID's region code), incl. 71 Taiwan,
+# 81 Hong Kong, 82 Macau, 83 Taiwan residents' IDs (2018 residence permits), 91 for the "foreign" permanent
+# residence card prefix.
+CN_PROVINCES = frozenset(
+    {
+        "11", "12", "13", "14", "15", "21", "22", "23", "31", "32", "33", "34", "35", "36", "37",
+        "41", "42", "43", "44", "45", "46", "50", "51", "52", "53", "54", "61", "62", "63", "64", "65",
+        "71", "81", "82", "83", "91",
+    }
+)  # fmt: skip
+
+# ISO 7064 MOD 11-2 weights 2^(17-i) mod 11 for the 17 leading digits (GB 11643-1999 section 7).
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_ID_CHECK = "10X98765432"
+
+# GB 32100-2015: 31-character code set (no I, O, S, V, Z) and weights 3^i mod 31.
+USCC_CHARS = "0123456789ABCDEFGHJKLMNPQRTUWXY"
+_USCC_WEIGHTS = (1, 3, 9, 27, 19, 26, 16, 17, 20, 29, 25, 13, 8, 24, 10, 30, 28)
+
+# ISO 13616 IBAN lengths for the countries most seen in Chinese/English business text; others: 15-34.
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AT": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29, "CH": 21, "CY": 28, "CZ": 24,
+    "DE": 22, "DK": 18, "EE": 20, "ES": 24, "FI": 18, "FR": 27, "GB": 22, "GR": 27, "HR": 21, "HU": 28,
+    "IE": 22, "IL": 23, "IS": 26, "IT": 27, "KW": 30, "KZ": 20, "LI": 21, "LT": 20, "LU": 20, "LV": 21,
+    "MC": 27, "MT": 31, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PT": 25, "QA": 29, "RO": 24, "SA": 24,
+    "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TR": 26, "UA": 29,
+}  # fmt: skip
+
+
+def _valid_date(year: int, month: int, day: int) -> bool:
+    try:
+        _dt.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def cn_resident_id(value: str) -> bool | None:
+    """GB 11643-1999 citizen identity number: 18 characters with an ISO 7064 MOD 11-2 check character, a real
+    birth date (YYYYMMDD, 1900 on) and a known province prefix; or the legacy 15-digit form (GB 11643-1989:
+    region, YYMMDD in the 1900s, sequence; no check digit, so only date and region are checked)."""
+    v = value.upper()
+    if v[:2] not in CN_PROVINCES:
+        return False
+    if len(v) == 18:
+        if not v[:17].isdigit() or not _valid_date(int(v[6:10]), int(v[10:12]), int(v[12:14])):
+            return False
+        if int(v[6:10]) < 1900:
+            return False
+        total = sum(int(c) * w for c, w in zip(v[:17], _ID_WEIGHTS, strict=True))
+        return _ID_CHECK[total % 11] == v[17]
+    if len(v) == 15 and v.isdigit():
+        return _valid_date(1900 + int(v[6:8]), int(v[8:10]), int(v[10:12]))
+    return False
+
+
+def luhn(digits: str) -> bool:
+    """ISO/IEC 7812-1 Annex B (Luhn mod 10) over a digit string."""
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = ord(c) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def card_network(digits: str) -> str | None:
+    """ISO/IEC 7812 issuer identification ranges of the card networks we detect, with their lengths."""
+    n = len(digits)
+    two, four, six = int(digits[:2]), int(digits[:4]), int(digits[:6])
+    if two in (34, 37):
+        return "amex" if n == 15 else None
+    if n < 16 or n > 19:
+        return None
+    if digits[0] == "4":
+        return "visa"
+    if 51 <= two <= 55 or 2221 <= four <= 2720:
+        return "mastercard" if n == 16 else None
+    if 3528 <= four <= 3589:
+        return "jcb"
+    if four == 6011 or 644 <= int(digits[:3]) <= 649 or two == 65 or 622126 <= six <= 622925:
+        return "discover"
+    if two == 62:
+        return "unionpay"
+    return None
+
+
+def bank_card(digits: str) -> bool | None:
+    """Payment card number: a known ISO/IEC 7812 IIN range with a valid length, and the Luhn check."""
+    return card_network(digits) is not None and luhn(digits)
+
+
+def cn_uscc(value: str) -> bool | None:
+    """GB 32100-2015 unified social credit code: 18 characters from the 31-character set, check character
+    = (31 - sum(c_i * 3^i mod 31) mod 31) mod 31."""
+    v = value.upper()
+    if len(v) != 18 or any(c not in USCC_CHARS for c in v) or not v[2:8].isdigit():
+        return False
+    total = sum(USCC_CHARS.index(c) * w for c, w in zip(v[:17], _USCC_WEIGHTS, strict=True))
+    return USCC_CHARS[(31 - total % 31) % 31] == v[17]
+
+
+def ipv4(value: str) -> bool | None:
+    """RFC 791 dotted quad: four decimal octets, each <= 255, no leading zeros (which some parsers read as
+    octal)."""
+    parts = value.split(".")
+    if len(parts) != 4:
+        return False
+    return all(p.isdigit() and int(p) <= 255 and (p == "0" or not p.startswith("0")) for p in parts)
+
+
+def ipv6(value: str) -> bool | None:
+    """RFC 4291 section 2.2 text forms (incl. `::` compression and an embedded IPv4 tail), as parsed by
+    Python's ipaddress; the unspecified address `::` alone is not a finding."""
+    if value.count(":") < 2 or value.strip(":") == "":
+        return False
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def us_ssn(digits: str) -> bool | None:
+    """US Social Security number (SSA numbering since 2011 randomization): area not 000, 666 or 900-999,
+    group not 00, serial not 0000."""
+    if len(digits) != 9 or not digits.isdigit():
+        return False
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+def iban(value: str) -> bool | None:
+    """ISO 13616 IBAN: country length table, then ISO 7064 MOD 97-10 over the rearranged number == 1."""
+    v = value.upper()
+    expected = IBAN_LENGTHS.get(v[:2])
+    if (expected is not None and len(v) != expected) or not 15 <= len(v) <= 34 or not v.isalnum():
+        return False
+    rearranged = v[4:] + v[:4]
+    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+
+
+def cn_license_plate(value: str) -> bool | None:
+    """GA 36-2018 motor vehicle plate: province + issuing-office letter + serial; a 5-character serial
+    carries at most two letters (the standard's limit), a new-energy serial (6 characters) starts or ends
+    with D/F. No check character exists beyond that shape, so passing shapes return None."""
+    serial = "".join(c for c in value[2:] if c.isalnum() and c.isascii())
+    letters = sum(c.isalpha() for c in serial)
+    if len(serial) == 5:
+        return None if letters <= 2 else False
+    if len(serial) == 6:
+        return None if serial[0] in "DF" or serial[-1] in "DF" else False
+    return None

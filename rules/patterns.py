@@ -1,0 +1,102 @@
+"""Rule patterns: user RE2 regexes over the compact view, many at once (DESIGN section 3).
+
+All patterns go into one `re2.Set` (a single linear pass says which ones match), then only those run
+`finditer` for spans. Patterns are compiled case-insensitively because the compact view is case-folded.
+RE2 is the only engine: a pattern RE2 cannot compile (backreferences, lookaround, a program over 64 MiB) is a
+load-time `RuleFileError` naming the file and the rule; RE2 runs everything it accepts in linear time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import re2
+
+from rules.errors import RuleFileError
+from rules.findings import Finding
+from rules.normalize import Views
+from rules.pii import re2_options
+from rules.prefix import max_width, prefix_closure
+
+
+@dataclass(frozen=True, slots=True)
+class PatternRule:
+    rule: str
+    category: str
+    pattern: str
+    source: str = "<memory>"  # file the pattern came from, for errors
+
+
+def _reason(exc: Exception) -> str:
+    arg = exc.args[0] if exc.args else exc
+    return arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg)
+
+
+def pattern_options() -> re2.Options:
+    opts = re2_options()
+    opts.case_sensitive = False
+    return opts
+
+
+def compile_pattern(rule: PatternRule) -> re2._Regexp:
+    """Compile with RE2 or raise a RuleFileError that names file, rule and field."""
+    try:
+        regexp = re2.compile(rule.pattern, pattern_options())
+    except re2.error as exc:
+        raise RuleFileError(
+            rule.source, f"RE2 cannot compile this pattern ({_reason(exc)}); RE2 has no backreferences or "
+            "lookaround, which is what keeps matching linear", rule=rule.rule, field="pattern",
+        ) from None
+    if regexp.search("") is not None:
+        raise RuleFileError(rule.source, "pattern matches the empty string", rule=rule.rule, field="pattern")
+    return regexp
+
+
+class PatternDetector:
+    def __init__(self, rules: Sequence[PatternRule]) -> None:
+        self.rules = tuple(rules)
+        self._regexes = [compile_pattern(r) for r in self.rules]
+        self._set: re2.Set | None = None
+        if self.rules:
+            self._set = re2.Set.SearchSet(pattern_options())
+            for r in self.rules:
+                try:
+                    self._set.Add(r.pattern)
+                except re2.error as exc:
+                    raise RuleFileError(r.source, f"RE2 Set rejected it: {_reason(exc)}", rule=r.rule, field="pattern") from None
+            try:
+                self._set.Compile()
+            except re2.error as exc:
+                raise RuleFileError(self.rules[0].source, f"RE2 Set failed to compile: {_reason(exc)}") from None
+        self.widths = tuple(max_width(r.pattern) for r in self.rules)
+        self.closures = tuple(prefix_closure(r.pattern) for r in self.rules)
+
+    @property
+    def name(self) -> str:
+        return "patterns"
+
+    @property
+    def max_match_len(self) -> int | None:
+        if any(w is None for w in self.widths):
+            return None
+        return max((w for w in self.widths if w is not None), default=0)
+
+    def detect_views(self, views: Views) -> list[Finding]:
+        if self._set is None:
+            return []
+        view = views.compact
+        data = view.data
+        hits = self._set.Match(data)
+        if not hits:
+            return []
+        out: list[Finding] = []
+        for i in sorted(hits):
+            rule = self.rules[i]
+            for m in self._regexes[i].finditer(data):
+                s, e = m.span()
+                if s == e:
+                    continue
+                start, end = view.raw_span(view.char_index(s), view.char_index(e))
+                out.append(Finding("pattern", rule.category, start, end, rule.rule, 1.0, None))
+        return out

@@ -1,0 +1,264 @@
+"""The Scanner: an immutable compiled rule set that scans one text and decides what to do with each finding.
+
+    scanner = Scanner.load(["site.yaml"])          # builtin packs + site rules, compiled once
+    result = scanner.scan(text)                     # findings, decisions, strongest action
+    masking.apply(text, result, vault)              # rewritten text
+
+Order per text: PII detectors (base view), word lists and patterns (compact view), plug-in detectors (raw
+text), then the finding filters (semantic fusion), then per-rule `min_score`, then overlapping PII findings
+are resolved (higher score, then a passed checksum, then the longer span, then the detector order: an
+18-digit number that is both a valid ID and a valid card is reported once), then one Decision per finding.
+A Scanner is never mutated after construction, so one instance is shared by every thread and request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import re2
+
+from rules.errors import RuleFileError
+from rules.findings import Action, Detector, Finding, FindingFilter, strongest
+from rules.loader import LoadedRules, RuleEntry, load
+from rules.normalize import Views, warm_up
+from rules.patterns import PatternDetector, PatternRule
+from rules.pii import BUILTIN_SPECS, PiiDetector, re2_options
+from rules.policy import Decision, MaskSpec, RulePolicy, decide, policy_for
+from rules.wordlist import WordListDetector, WordRule
+
+__all__ = ["FindingFilter", "ScanResult", "Scanner"]
+
+ENGINE_VERSION = "warden-rules/1"
+# Hold-back cap for detectors without a bound (unbounded rule patterns, plug-ins without max_match_len).
+UNBOUNDED_CAP = 256
+
+_PII_PRIORITY = {s.kind: i for i, s in enumerate(BUILTIN_SPECS)}
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    findings: tuple[Finding, ...]
+    decisions: tuple[Decision, ...]
+    action: Action
+    rules_hit: tuple[str, ...]
+
+    @property
+    def alert(self) -> bool:
+        return any(d.alert for d in self.decisions)
+
+    @property
+    def blocked(self) -> bool:
+        return self.action is Action.BLOCK
+
+
+EMPTY_RESULT = ScanResult((), (), Action.ALLOW, ())
+
+
+def _mask_spec(fields: Mapping[str, Any]) -> MaskSpec | None:
+    if "mask_pattern" in fields:
+        return MaskSpec("pattern", pattern=fields["mask_pattern"])
+    mask = fields.get("mask", "default")
+    if mask == "default":
+        return None
+    if mask == "full":
+        return MaskSpec("keep", 0, 0)
+    if "replace" in mask:
+        return MaskSpec("replace", text=mask["replace"])
+    return MaskSpec("keep", first=mask.get("keep_first", 0), last=mask.get("keep_last", 0))
+
+
+def _policy(entry: RuleEntry) -> RulePolicy:
+    f = entry.fields
+    default = Action.MASK if entry.type == "pii" else Action.BLOCK
+    level = f.get("level")
+    if level is None and "action" not in f and entry.type != "pii":
+        level = 2  # fail closed: a word or pattern rule without a level blocks
+    return policy_for(entry.rule, level=level, action=f.get("action"), mask=_mask_spec(f),
+                      min_score=f.get("min_score", 0.5), default=default)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+
+class Scanner:
+    """Immutable compiled rules. Build with `Scanner.load(...)`; share freely across threads."""
+
+    def __init__(self, rules: LoadedRules, *, extra_detectors: Sequence[Detector] = (),
+                 filters: Sequence[FindingFilter] = ()) -> None:
+        self.rules = rules
+        self.config = rules.normalize
+        warm_up(self.config)
+        enabled = [e for e in rules.entries if e.fields.get("enabled", True)]
+        self._policies: dict[str, RulePolicy] = {e.rule: _policy(e) for e in enabled}
+        self._category_policy: dict[str, RulePolicy] = {}
+        for e in enabled:
+            if e.type != "pii":
+                self._category_policy.setdefault(e.fields.get("category", e.rule), self._policies[e.rule])
+        pii_rule_of = {e.fields["kind"]: e.rule for e in enabled if e.type == "pii"}
+        self._pii = PiiDetector([s for s in BUILTIN_SPECS if s.kind in pii_rule_of], pii_rule_of)
+        self._words = WordListDetector(
+            [WordRule(e.rule, e.fields.get("category", e.rule), e.fields["words"], e.fields.get("allow", ()))
+             for e in enabled if e.type == "words"],
+            self.config,
+        )
+        self._patterns = PatternDetector(
+            [PatternRule(e.rule, e.fields.get("category", "custom"), e.fields["pattern"], e.source)
+             for e in enabled if e.type == "pattern"]
+        )
+        self._extra = tuple(extra_detectors)
+        self._filters = tuple(filters)
+        self._build_holdback()
+        digest = hashlib.sha256(ENGINE_VERSION.encode())
+        digest.update(json.dumps(_jsonable({
+            "normalize": [self.config.traditional_to_simplified, self.config.skip_chars, self.config.max_skip],
+            "rules": [[e.rule, e.type, e.fields] for e in rules.entries],
+            "extra": [d.name for d in self._extra],
+        }), sort_keys=True, ensure_ascii=False).encode())
+        self._version = digest.hexdigest()[:16]
+
+    @classmethod
+    def load(cls, paths: Sequence[str | Path] = (), *, builtin: bool = True,
+             extra_detectors: Sequence[Detector] = (), filters: Sequence[FindingFilter] = ()) -> Scanner:
+        """Load, validate and compile the builtin packs (unless `builtin=False`) and `paths`, in order.
+        Raises RuleFileError (file, rule, field) on any problem, and on an empty policy (fail closed)."""
+        rules = load(paths, builtin=builtin)
+        if not any(e.fields.get("enabled", True) for e in rules.entries) and not extra_detectors:
+            where = ", ".join(rules.sources) or "<no files>"
+            raise RuleFileError(where, "no enabled rules: an empty policy would pass everything")
+        return cls(rules, extra_detectors=extra_detectors, filters=filters)
+
+    # -- identity -------------------------------------------------------------------------------------
+
+    @property
+    def version(self) -> str:
+        """Stable digest of the loaded rules (and plug-in detector names), for telemetry and audit."""
+        return self._version
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        return tuple(self._policies)
+
+    def policy(self, rule: str) -> RulePolicy | None:
+        return self._policies.get(rule)
+
+    # -- scanning -------------------------------------------------------------------------------------
+
+    def scan(self, text: str) -> ScanResult:
+        return self.scan_from(text, 0)
+
+    def scan_from(self, text: str, start: int) -> ScanResult:
+        """Scan `text` but keep only findings that start at or after `start` (the stream scanner passes
+        already released text as left context, so boundaries and context words see it)."""
+        if not text:
+            return EMPTY_RESULT
+        views = Views(text, self.config)
+        findings = self._pii.detect_views(views)
+        findings += self._words.detect_views(views)
+        findings += self._patterns.detect_views(views)
+        for det in self._extra:
+            findings.extend(det.detect(text))
+        for flt in self._filters:
+            findings = list(flt(text, findings))
+        if start:
+            findings = [f for f in findings if f.start >= start]
+        if not findings:
+            return EMPTY_RESULT
+        return self._decide(self._resolve(findings))
+
+    def _min_score(self, f: Finding) -> float:
+        p = self._policies.get(f.rule)
+        return 0.5 if p is None else p.min_score
+
+    def _resolve(self, findings: list[Finding]) -> list[Finding]:
+        kept = [f for f in dict.fromkeys(findings) if f.score >= self._min_score(f) and f.end > f.start]
+        pii = [f for f in kept if f.category in ("pii", "secret")]
+        if len(pii) > 1:
+            pii.sort(key=lambda f: (-f.score, f.valid is not True, f.start - f.end, _PII_PRIORITY.get(f.kind, 99)))
+            chosen: list[Finding] = []
+            for f in pii:
+                if all(f.end <= c.start or f.start >= c.end for c in chosen):
+                    chosen.append(f)
+            drop = set(pii) - set(chosen)
+            kept = [f for f in kept if f not in drop]
+        kept.sort(key=lambda f: (f.start, f.end, f.rule))
+        return kept
+
+    def _decide(self, findings: list[Finding]) -> ScanResult:
+        decisions = tuple(
+            decide(f, self._policies.get(f.rule) or self._category_policy.get(f.category)) for f in findings
+        )
+        return ScanResult(
+            findings=tuple(findings),
+            decisions=decisions,
+            action=strongest([d.action for d in decisions]),
+            rules_hit=tuple(sorted({f.rule for f in findings})),
+        )
+
+    # -- streaming support ------------------------------------------------------------------------------
+
+    def _build_holdback(self) -> None:
+        bounds: list[int] = [self._pii.max_match_len or 0, self._words.max_len]
+        pii_closures = [c for c in self._pii.closures if c is not None]
+        opts = re2_options()
+        self._pii_tail = re2.compile(f"(?:{'|'.join(pii_closures)})\\z", opts) if pii_closures else None
+        skip = "".join(f"\\x{{{ord(c):x}}}" for c in sorted(set(self.config.skip_chars)))
+        pat_closures = [c for c in self._patterns.closures if c is not None]
+        self._pattern_tail = None
+        if pat_closures:
+            skip_run = f"[{skip}]{{0,{self.config.max_skip}}}" if skip else ""
+            popts = re2_options()
+            popts.case_sensitive = False
+            self._pattern_tail = re2.compile(f"(?:{'|'.join(pat_closures)}){skip_run}\\z", popts)
+        # Detectors we cannot see into hold back their whole bound.
+        self._blind_hold = 0
+        for width, closure in zip(self._patterns.widths, self._patterns.closures, strict=True):
+            w = UNBOUNDED_CAP if width is None else width
+            bounds.append(w)
+            if closure is None:
+                self._blind_hold = max(self._blind_hold, w - 1)
+        for det in self._extra:
+            w = det.max_match_len
+            w = UNBOUNDED_CAP if w is None else w
+            bounds.append(w)
+            self._blind_hold = max(self._blind_hold, w - 1)
+        self._max_hold_back = max(0, max(bounds) - 1)
+
+    @property
+    def max_hold_back(self) -> int:
+        """Longest bounded raw match minus 1 over all detectors (normalized characters; invisible characters
+        inside a match come on top). Unbounded detectors count as UNBOUNDED_CAP."""
+        return self._max_hold_back
+
+    def viable_start(self, tail: str) -> int:
+        """Index in `tail` where the shortest suffix begins that could still grow into a match; len(tail)
+        when no suffix can. Used by the stream scanner to decide what to hold back."""
+        n = len(tail)
+        if not tail:
+            return 0
+        q = max(0, n - self._blind_hold) if self._blind_hold else n
+        views = Views(tail, self.config)
+        if self._pii_tail is not None:
+            v = views.base
+            m = self._pii_tail.search(v.data)
+            if m is not None and m.start() < len(v.data):
+                q = min(q, v.raw_start(v.char_index(m.start())))
+        compact = views.compact
+        if self._pattern_tail is not None:
+            m = self._pattern_tail.search(compact.data)
+            if m is not None and m.start() < len(compact.data):
+                q = min(q, compact.raw_start(compact.char_index(m.start())))
+        if len(self._words):
+            s = self._words.viable_start(compact)
+            if s < len(compact.text):
+                q = min(q, compact.raw_start(s))
+        return q
