@@ -86,10 +86,11 @@ def install_mitmproxy_error_pages() -> None:
             error.body(),
             http.Headers(Server=version.MITMPROXY, Connection="close", Content_Type="application/json"),
         )
-        return http1.assemble_response(resp)
+        data: bytes = http1.assemble_response(resp)
+        return data
 
     def format_error(status_code: int, message: str) -> bytes:
         return mitm_error(status_code, message).body()
 
     _http1.make_error_response = make_error_response
-    _http2.format_error = format_error  # the h2 path keeps its text/html content type header
+    _http2.format_error = format_error  # type: ignore[attr-defined]  # the h2 path keeps its text/html content type header

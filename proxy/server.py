@@ -8,6 +8,7 @@ certificate, TlsConfig. DumpMaster's ~35 addons roughly double the per-request c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 import tempfile
@@ -129,7 +130,5 @@ class WardenProxy:
     async def _stop_master(self) -> None:
         if self.master is not None:
             self.master.shutdown()
-            try:
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(self._run_task, 10)
-            except (TimeoutError, asyncio.CancelledError):
-                pass

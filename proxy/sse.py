@@ -67,12 +67,13 @@ class SseFramer:
             self._scan_from = 0
         return events
 
-    def flush(self) -> bytes:
-        """At end of stream: the raw bytes of an unterminated last event (the spec drops it; we pass it on)."""
+    def flush(self) -> list[SseEvent]:
+        """At end of stream: whatever is left, as a last event. It may lack its blank line (the spec drops
+        such an event; a proxy passes its bytes on), or end in a CR that no longer waits for an LF."""
         rest = bytes(self._buf)
         self._buf.clear()
         self._scan_from = 0
-        return rest
+        return [parse_event(rest)] if rest else []
 
     def _boundary(self) -> int:
         """Offset just past the first blank line (end of an event), or -1."""
@@ -93,7 +94,7 @@ class SseFramer:
         seen_content = False  # an event needs at least one non-empty line before its blank line
         while i < n:
             b = buf[i]
-            if b == 0x0A or b == 0x0D:
+            if b in {10, 13}:
                 if b == 0x0D:
                     if i + 1 >= n:
                         return -1  # a CR at the end: wait to see whether LF follows

@@ -130,7 +130,7 @@ class StandinHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, chunked responses
     server: StandinServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - signature of the base class
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def setup(self) -> None:
@@ -183,7 +183,7 @@ class StandinHandler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-        elif path == "/echo":
+        elif path.startswith("/echo"):
             self.send_json(200, self.echo_payload(b""))
         else:
             self.send_error_json(404, f"no route {path}", "not_found")
@@ -191,7 +191,7 @@ class StandinHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.read_body()
         path = self.path.split("?", 1)[0]
-        if path == "/echo":
+        if path.startswith("/echo"):
             self.send_json(200, self.echo_payload(raw))
             return
         try:

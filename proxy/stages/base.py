@@ -6,7 +6,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from mitmproxy import http
 
@@ -15,10 +15,7 @@ from proxy.state import FlowState, Outcome, get_state
 
 log = logging.getLogger("warden.stage")
 
-Hook = TypeVar("Hook", bound=Callable[..., Any])
-
-
-def fail_closed(hook: Hook) -> Hook:
+def fail_closed[Hook: Callable[..., Any]](hook: Hook) -> Hook:
     """An exception in our own code must not let the exchange through unguarded (DESIGN section 10.6).
 
     mitmproxy logs addon exceptions and carries on, which would be failing open; instead the flow gets a

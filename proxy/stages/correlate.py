@@ -8,6 +8,7 @@ import uuid
 from mitmproxy import http
 
 from proxy.errors import body_too_large
+from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
 from proxy.state import STATE_KEY, FlowState, Outcome, classify_route, get_state
@@ -26,6 +27,7 @@ class Correlate:
         supplied = flow.request.headers.get("x-request-id", "")
         request_id = supplied if _REQUEST_ID.fullmatch(supplied) else uuid.uuid4().hex
         flow.request.headers["x-request-id"] = request_id
+        strip_hop_by_hop(flow.request.headers)
         state = FlowState(
             request_id=request_id,
             route=classify_route(flow.request.path),

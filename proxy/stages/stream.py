@@ -6,11 +6,13 @@ on the way, because mitmproxy keeps no body after a streamed response.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 
 from mitmproxy import http
 
+from proxy.headers import strip_hop_by_hop
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
 from proxy.state import FlowState, get_state
@@ -43,10 +45,7 @@ class SseRelay:
     def __call__(self, chunk: bytes) -> list[bytes]:
         # Always a list: mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
         # chunked-encoding terminator and would end the client's stream early. [] holds data back.
-        if not chunk:  # end of stream
-            rest = self.framer.flush()
-            return [rest] if rest else []
-        events = self.framer.feed(chunk)
+        events = self.framer.feed(chunk) if chunk else self.framer.flush()  # b"" marks the end
         if not events:
             return []
         for event in events:
@@ -63,10 +62,8 @@ class SseRelay:
             state.first_chunk_at = self.clock()
         # Only the usage chunk is parsed: vLLM sends `"usage": null` on every other chunk.
         if b'"usage":' in data and b'"usage":null' not in data and b'"usage": null' not in data:
-            try:
+            with contextlib.suppress(ValueError, AttributeError):
                 record_usage(state, json.loads(data).get("usage"))
-            except (ValueError, AttributeError):
-                pass
 
 
 class Stream:
@@ -77,6 +74,7 @@ class Stream:
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state = get_state(flow)
         assert flow.response is not None
+        strip_hop_by_hop(flow.response.headers)
         if state is None:
             return
         content_type = flow.response.headers.get("content-type", "")

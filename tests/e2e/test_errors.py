@@ -1,0 +1,97 @@
+"""Every failure the proxy answers itself is OpenAI-shaped JSON with the right status, and it keeps serving."""
+
+from __future__ import annotations
+
+import socket
+
+import httpx
+import openai
+import pytest
+
+from tests.e2e.conftest import Process, ProxyFactory, free_port, http_get
+
+pytestmark = pytest.mark.slow
+
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+def assert_openai_error(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status
+    assert response.headers["content-type"].startswith("application/json")
+    error = response.json()["error"]
+    assert set(error) >= {"message", "type", "code"}
+    assert error["code"] == code
+    assert error["message"]
+
+
+def test_upstream_down_is_502(start_proxy: ProxyFactory) -> None:
+    proxy = start_proxy(f"http://127.0.0.1:{free_port()}")
+    response = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES})
+    assert_openai_error(response, 502, "upstream_unavailable")
+    with pytest.raises(openai.APIStatusError) as info:
+        openai.OpenAI(base_url=proxy.url + "/v1", api_key="x", max_retries=0).chat.completions.create(
+            model="m", messages=MESSAGES,  # type: ignore[arg-type]
+        )
+    assert info.value.status_code == 502
+    status, body = http_get(proxy.admin_url + "/readyz")
+    assert status == 503 and b"unreachable" in body
+    status, _ = http_get(proxy.admin_url + "/healthz")
+    assert status == 200
+
+
+def test_upstream_timeout_is_504_and_proxy_keeps_serving(standin: Process, start_proxy: ProxyFactory) -> None:
+    proxy = start_proxy(standin.url, "--upstream-timeout", "300ms")
+    slow = httpx.post(proxy.url + "/v1/chat/completions", timeout=10,
+                      json={"model": "m", "messages": MESSAGES, "standin": {"headers_delay_ms": 1500}})
+    assert_openai_error(slow, 504, "upstream_timeout")
+    fast = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES})
+    assert fast.status_code == 200
+
+
+def test_timeout_from_environment(standin: Process, start_proxy: ProxyFactory) -> None:
+    proxy = start_proxy(standin.url, env={"WARDEN_UPSTREAM_TIMEOUT": "200ms"})
+    slow = httpx.post(proxy.url + "/v1/chat/completions", timeout=10,
+                      json={"model": "m", "messages": MESSAGES, "standin": {"headers_delay_ms": 1000}})
+    assert slow.status_code == 504
+
+
+def test_body_over_limit_is_413(standin: Process, start_proxy: ProxyFactory) -> None:
+    proxy = start_proxy(standin.url, "--max-body", "64KiB")
+    big = {"model": "m", "messages": [{"role": "user", "content": "x" * 70_000}]}
+    assert_openai_error(httpx.post(proxy.url + "/v1/chat/completions", json=big), 413, "request_too_large")
+
+    def chunked() -> object:
+        for _ in range(100):
+            yield b"x" * 1024
+
+    response = httpx.post(proxy.url + "/v1/chat/completions", content=chunked(),  # type: ignore[arg-type]
+                          headers={"Content-Type": "application/json"})
+    assert_openai_error(response, 413, "request_too_large")
+    small = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES})
+    assert small.status_code == 200
+
+
+def test_default_limit_is_8_mib(standin: Process, start_proxy: ProxyFactory) -> None:
+    proxy = start_proxy(standin.url)
+    just_over = b"x" * (8 * 1024 * 1024 + 1)
+    response = httpx.post(proxy.url + "/v1/embeddings", content=just_over, headers={"Content-Type": "text/plain"})
+    assert response.status_code == 413
+
+
+def test_upstream_breaking_off_mid_stream_ends_the_client_stream(standin: Process, start_proxy: ProxyFactory) -> None:
+    proxy = start_proxy(standin.url)
+    body = {"model": "m", "messages": MESSAGES, "stream": True, "standin": {"drop_after_events": 2}}
+    with pytest.raises(httpx.HTTPError), httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body) as r:
+        for _ in r.iter_bytes():
+            pass
+    assert httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES}).status_code == 200
+
+
+def test_garbage_on_the_wire_gets_400_and_proxy_keeps_serving(standin: Process, start_proxy: ProxyFactory) -> None:
+    proxy = start_proxy(standin.url)
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=5) as sock:
+        sock.sendall(b"NOT HTTP AT ALL\r\n\r\n")
+        answer = sock.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert b'"error"' in answer
+    assert httpx.get(proxy.url + "/v1/models").status_code == 200

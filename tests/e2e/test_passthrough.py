@@ -1,0 +1,179 @@
+"""Pass-through is exact and streams are relayed event by event: the official openai client through
+`warden serve` to the stand-in, compared with the stand-in's own answers."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+
+import httpx
+import openai
+import pytest
+
+from tests.e2e.conftest import Process, ProxyFactory
+
+pytestmark = pytest.mark.slow
+
+MESSAGES = [{"role": "user", "content": "你好，请把这段话原样返回: naïve café ☕ 中文"}]
+
+
+@pytest.fixture
+def proxy(standin: Process, start_proxy: ProxyFactory) -> Process:
+    return start_proxy(standin.url)
+
+
+def client(base: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0, timeout=10)
+
+
+def test_chat_non_streamed_equals_direct(proxy: Process, standin: Process) -> None:
+    via = client(proxy.url).chat.completions.create(model="standin-base", messages=MESSAGES)  # type: ignore[arg-type]
+    direct = client(standin.url).chat.completions.create(model="standin-base", messages=MESSAGES)  # type: ignore[arg-type]
+    assert via.choices[0].message.content == direct.choices[0].message.content
+    assert via.choices[0].message.content == "Echo: " + MESSAGES[0]["content"]
+    assert via.usage is not None and via.usage.prompt_tokens == direct.usage.prompt_tokens  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("chunk_bytes", [0, 1, 3, 7, 64])
+def test_stream_with_awkward_splits_equals_direct(proxy: Process, standin: Process, chunk_bytes: int) -> None:
+    body = {"model": "standin-base", "messages": MESSAGES, "stream": True,
+            "stream_options": {"include_usage": True}, "standin": {"chunk_bytes": chunk_bytes}}
+    via = httpx.post(proxy.url + "/v1/chat/completions", json=body, timeout=10)
+    direct = httpx.post(standin.url + "/v1/chat/completions", json=body, timeout=10)
+    assert via.status_code == 200
+    assert via.headers["content-type"].startswith("text/event-stream")
+    assert via.content == direct.content  # byte-exact, however the upstream cut its writes
+
+    stream = client(proxy.url).chat.completions.create(
+        model="standin-base", messages=MESSAGES, stream=True,  # type: ignore[arg-type]
+        stream_options={"include_usage": True}, extra_body={"standin": {"chunk_bytes": chunk_bytes}},
+    )
+    chunks = list(stream)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "Echo: " + MESSAGES[0]["content"]
+    assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens > 0
+
+
+def test_completions_embeddings_models(proxy: Process) -> None:
+    c = client(proxy.url)
+    completion = c.completions.create(model="standin-base", prompt="hello world")
+    assert completion.choices[0].text == "Echo: hello world"
+    streamed = "".join(
+        ch.choices[0].text for ch in c.completions.create(model="standin-base", prompt="流式 text", stream=True)
+        if ch.choices
+    )
+    assert streamed == "Echo: 流式 text"
+    embedding = c.embeddings.create(model="standin-base", input=["a", "b"])
+    assert len(embedding.data) == 2
+    assert {m.id for m in c.models.list()} == {"standin-base", "standin-lora-sql"}
+
+
+def test_first_event_arrives_before_upstream_finishes(proxy: Process) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "x" * 40}], "stream": True,
+            "standin": {"chars_per_event": 2, "event_delay_ms": 50}}
+    started = time.monotonic()
+    first_at = None
+    events = 0
+    with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body, timeout=20) as resp:
+        for line in resp.iter_lines():
+            if line.startswith("data:"):
+                events += 1
+                if first_at is None:
+                    first_at = time.monotonic() - started
+    total = time.monotonic() - started
+    assert events > 20
+    assert first_at is not None
+    # ~25 events 50 ms apart: a buffering proxy would deliver the first one only at the end.
+    assert first_at < 0.5 < total
+
+
+def test_exact_passthrough_of_method_path_query_headers_body(proxy: Process, standin: Process) -> None:
+    body = bytes(range(256)) * 10  # not JSON, not UTF-8
+    headers = {"X-Custom": "v1", "Content-Type": "application/octet-stream", "Authorization": "Bearer t0k"}
+    via = httpx.put(proxy.url + "/echo/a%20b?x=1&y=%E4%B8%AD", content=body, headers=headers).json()
+    assert via["method"] == "PUT"
+    assert via["path"] == "/echo/a%20b?x=1&y=%E4%B8%AD"
+    assert via["body_len"] == len(body)
+    seen = {k.lower(): v for k, v in via["headers"]}
+    assert seen["x-custom"] == "v1"
+    assert seen["authorization"] == "Bearer t0k"
+    assert seen["x-request-id"]  # generated and forwarded
+
+
+def test_hop_by_hop_headers_are_not_forwarded(proxy: Process) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=5)
+    conn.request("GET", "/echo", headers={"Connection": "keep-alive, X-Hop", "X-Hop": "secret-hop",
+                                          "Keep-Alive": "timeout=5", "X-End": "kept"})
+    seen = {k.lower(): v for k, v in json.loads(conn.getresponse().read())["headers"]}
+    assert seen.get("x-end") == "kept"
+    assert "x-hop" not in seen
+    assert "keep-alive" not in seen
+
+
+def test_upstream_status_codes_pass_through(proxy: Process) -> None:
+    with pytest.raises(openai.APIStatusError) as info:
+        client(proxy.url).chat.completions.create(
+            model="m", messages=MESSAGES, extra_body={"standin": {"status": 503}},  # type: ignore[arg-type]
+        )
+    assert info.value.status_code == 503
+    assert info.value.body["code"] == "standin_error"  # type: ignore[index]
+    assert httpx.get(proxy.url + "/nowhere").status_code == 404
+
+
+def test_keep_alive_reuses_the_client_connection(proxy: Process) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=5)
+    sockets = set()
+    for i in range(5):
+        conn.request("POST", "/v1/completions", body=json.dumps({"model": "m", "prompt": f"p{i}"}),
+                     headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        assert json.loads(response.read())["choices"][0]["text"] == f"Echo: p{i}"
+        assert conn.sock is not None
+        sockets.add(id(conn.sock))
+    assert len(sockets) == 1
+
+
+def test_malformed_json_is_forwarded_and_proxy_keeps_serving(proxy: Process) -> None:
+    bad = httpx.post(proxy.url + "/v1/chat/completions", content=b'{"model": "m", "messages": [',
+                     headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "invalid_json"  # the upstream's own answer
+    bad_utf8 = httpx.post(proxy.url + "/v1/chat/completions", content=b'{"model": "\xff\xfe"}',
+                          headers={"Content-Type": "application/json"})
+    assert bad_utf8.status_code == 400
+    ok = client(proxy.url).chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+    assert ok.choices[0].message.content
+
+
+def test_concurrent_streams(proxy: Process) -> None:
+    results: list[str] = []
+
+    def one(i: int) -> None:
+        stream = client(proxy.url).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": f"stream {i} 中文"}], stream=True,
+            extra_body={"standin": {"chunk_bytes": 5}},
+        )
+        results.append("".join(c.choices[0].delta.content or "" for c in stream if c.choices))
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(16)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == sorted(f"Echo: stream {i} 中文" for i in range(16))
+
+
+def test_client_vanishing_mid_stream_leaves_proxy_serving(proxy: Process) -> None:
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "y" * 200}], "stream": True,
+                       "standin": {"chars_per_event": 1, "event_delay_ms": 10}}).encode()
+    sock = socket.create_connection(("127.0.0.1", proxy.port))
+    sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    assert b"200 OK" in sock.recv(4096)
+    sock.close()  # vanish mid-stream
+    time.sleep(0.3)
+    ok = client(proxy.url).chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
+    assert ok.choices[0].message.content

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proxy.config import ConfigError, HostPort, parse_duration, parse_size, resolve
+
+
+def test_defaults() -> None:
+    config = resolve({"upstream": "http://127.0.0.1:8000"}, env={})
+    assert config.listen == HostPort("0.0.0.0", 8080)
+    assert config.admin == HostPort("127.0.0.1", 9464)
+    assert config.max_body_bytes == 8 * 1024 * 1024
+    assert config.readiness_path == "/health"
+
+
+def test_flags_override_environment_override_file(tmp_path: Path) -> None:
+    file = tmp_path / "warden.yaml"
+    file.write_text("upstream: http://file:1\nlisten: 0.0.0.0:7000\nmax-body-bytes: 1MiB\nbackend: triton\n")
+    env = {"WARDEN_LISTEN": "127.0.0.1:7001", "WARDEN_UPSTREAM": "http://env:2"}
+    config = resolve({"upstream": "http://flag:3", "listen": None}, env=env, config_file=file)
+    assert config.upstream == "http://flag:3"
+    assert config.listen == HostPort("127.0.0.1", 7001)
+    assert config.max_body_bytes == 1024 * 1024
+    assert config.readiness_path == "/v2/health/ready"
+
+
+def test_config_file_from_environment(tmp_path: Path) -> None:
+    file = tmp_path / "w.yaml"
+    file.write_text("upstream: http://file:1\nupstream_timeout: 2m\n")
+    config = resolve({}, env={"WARDEN_CONFIG": str(file)})
+    assert config.upstream_timeout == 120.0
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        ({}, "no upstream"),
+        ({"upstream": "ftp://x"}, "upstream must be"),
+        ({"upstream": "http://x", "listen": "nowhere"}, "listen"),
+        ({"upstream": "http://x", "backend": "nope"}, "backend"),
+        ({"upstream": "http://x", "tls_cert": "c.pem"}, "tls_key"),
+        ({"upstream": "http://x", "max_body_bytes": "big"}, "max_body_bytes"),
+    ],
+)
+def test_bad_values_name_the_key(flags: dict[str, object], needle: str) -> None:
+    with pytest.raises(ConfigError, match=needle):
+        resolve(flags, env={})
+
+
+def test_unknown_file_key_is_an_error(tmp_path: Path) -> None:
+    file = tmp_path / "w.yaml"
+    file.write_text("upstream: http://x\nlisten_port: 1\n")
+    with pytest.raises(ConfigError, match="unknown keys"):
+        resolve({}, env={}, config_file=file)
+
+
+def test_units() -> None:
+    assert parse_size("8MiB") == 8 * 1024 * 1024
+    assert parse_size("512k") == 512_000
+    assert parse_duration("250ms") == 0.25
+    assert parse_duration("2m") == 120

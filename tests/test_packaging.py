@@ -1,0 +1,84 @@
+"""Packaging: our four import names belong to us alone, and the import direction of DESIGN section 1 holds."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import distributions, packages_distributions
+
+import pytest
+
+OURS = ("proxy", "rules", "models", "audit")
+
+
+def test_no_other_distribution_provides_our_import_names() -> None:
+    providers = packages_distributions()
+    for name in OURS:
+        assert set(providers.get(name, [])) == {"llm-warden"}, f"{name} is provided by {providers.get(name)}"
+    for dist in distributions():
+        if dist.metadata["Name"] == "llm-warden":
+            continue
+        top = (dist.read_text("top_level.txt") or "").split()
+        assert not set(top) & set(OURS), f"{dist.metadata['Name']} also provides {set(top) & set(OURS)}"
+
+
+def imported_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+def ours(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules} & set(OURS)
+
+
+@pytest.mark.parametrize(
+    ("package", "allowed"),
+    [
+        ("rules", {"rules"}),
+        ("audit", {"audit"}),
+        ("models", {"models", "rules"}),  # models may use only rules.findings (the Detector protocol)
+        ("proxy", set(OURS)),
+    ],
+)
+def test_import_direction(package: str, allowed: set[str]) -> None:
+    import importlib
+    import pkgutil
+
+    pkg = importlib.import_module(package)
+    names = [package] + [f"{package}.{m.name}" for m in pkgutil.walk_packages(pkg.__path__) if m.name != "__main__"]
+    for name in names:
+        loaded = imported_after(f"import {name}")
+        assert ours(loaded) <= allowed, f"{name} imports {ours(loaded) - allowed}"
+        if package == "models":
+            assert {m for m in loaded if m.startswith("rules.")} <= {"rules.findings", "rules.errors"}, name
+
+
+def test_audit_needs_neither_mitmproxy_nor_boto3_nor_onnxruntime() -> None:
+    import importlib
+    import pkgutil
+
+    import audit
+
+    for module in pkgutil.walk_packages(audit.__path__):
+        if module.name == "__main__":
+            continue
+        loaded = imported_after(f"import audit.{module.name}")
+        heavy = {m.split(".")[0] for m in loaded} & {"mitmproxy", "boto3", "botocore", "onnxruntime", "asyncio"}
+        assert not heavy, f"audit.{module.name} imports {heavy}"
+    del importlib
+
+
+def test_rules_does_not_import_mitmproxy_or_asyncio() -> None:
+    import pkgutil
+
+    import rules
+
+    for module in pkgutil.walk_packages(rules.__path__):
+        loaded = imported_after(f"import rules.{module.name}")
+        assert not {m.split(".")[0] for m in loaded} & {"mitmproxy", "asyncio", "onnxruntime"}, module.name
+
+
+def test_cli_starts_without_loading_mitmproxy() -> None:
+    loaded = imported_after("import proxy.cli")
+    assert "mitmproxy" not in {m.split(".")[0] for m in loaded}
