@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001  (full-width punctuation is deliberate: it is Chinese text)
 """Deterministic labeled PII corpus for the detection evaluation (`bench/eval_pii.py`).
 
 Every item is `{"id", "text", "labels": [{"kind", "start", "end", "variant"}], "decoys": [...]}`. Labels
@@ -143,7 +142,7 @@ def iban_valid(value: str) -> bool:
 # --- values ------------------------------------------------------------------------------------------------
 
 FULLWIDTH = str.maketrans(
-    {c: chr(ord(c) + 0xFEE0) for c in string.digits + string.ascii_letters + "-"} | {" ": "\u3000"}
+    {c: chr(ord(c) + 0xFEE0) for c in string.digits + string.ascii_letters + "-+"} | {" ": "\u3000"}
 )
 MOBILE_PREFIXES = tuple(str(p) for p in (
     130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 145, 147, 150, 151, 152, 153, 155, 156, 157, 158,
@@ -222,6 +221,17 @@ class Item:
         )
 
 
+ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+
+
+def zero_width(value: str, rng: random.Random) -> str:
+    """`value` with 1-3 invisible characters inserted inside it (an evasion the normalizer must undo)."""
+    chars = list(value)
+    for _ in range(rng.randint(1, 3)):
+        chars.insert(rng.randint(1, len(chars) - 1), rng.choice(ZERO_WIDTH))
+    return "".join(chars)
+
+
 class Values:
     """Generators of valid values, one method per kind, each returning a `Value` in a random spelling."""
 
@@ -278,8 +288,10 @@ class Values:
 
     def cn_resident_id(self) -> Value:
         v = self.raw_resident_id()
-        variant = self._pick_variant({"plain": 8, "fullwidth": 1, "spaced": 1})
-        if variant == "spaced":
+        variant = self._pick_variant({"plain": 16, "fullwidth": 2, "spaced": 2, "zero_width": 1})
+        if variant == "zero_width":
+            v = zero_width(v, self.rng)
+        elif variant == "spaced":
             v = f"{v[:6]} {v[6:14]} {v[14:]}"
         elif variant == "fullwidth":
             v = v.translate(FULLWIDTH)
@@ -287,8 +299,10 @@ class Values:
 
     def bank_card(self) -> Value:
         v = self.raw_card()
-        variant = self._pick_variant({"plain": 5, "spaced": 3, "dashed": 1, "fullwidth": 1})
-        if variant in ("spaced", "dashed"):
+        variant = self._pick_variant({"plain": 10, "spaced": 6, "dashed": 2, "fullwidth": 2, "zero_width": 1})
+        if variant == "zero_width":
+            v = zero_width(v, self.rng)
+        elif variant in ("spaced", "dashed"):
             sep = " " if variant == "spaced" else "-"
             v = sep.join(v[i:i + 4] for i in range(0, len(v), 4))
         elif variant == "fullwidth":
@@ -297,9 +311,11 @@ class Values:
 
     def cn_mobile(self) -> Value:
         v = self.raw_mobile()
-        variant = self._pick_variant({"plain": 6, "spaced": 2, "dashed": 1, "plus86": 2, "plus86_spaced": 1,
-                                      "fullwidth": 1})
-        if variant == "spaced":
+        variant = self._pick_variant({"plain": 12, "spaced": 4, "dashed": 2, "plus86": 4, "plus86_spaced": 2,
+                                      "fullwidth": 2, "zero_width": 1})
+        if variant == "zero_width":
+            v = zero_width(v, self.rng)
+        elif variant == "spaced":
             v = f"{v[:3]} {v[3:7]} {v[7:]}"
         elif variant == "dashed":
             v = f"{v[:3]}-{v[3:7]}-{v[7:]}"
@@ -308,7 +324,7 @@ class Values:
         elif variant == "plus86_spaced":
             v = f"+86 {v[:3]} {v[3:7]} {v[7:]}"
         elif variant == "fullwidth":
-            v = v.translate(FULLWIDTH)
+            v = self.rng.choice(("", "+86", "+86 ")).translate(FULLWIDTH) + v.translate(FULLWIDTH)
         return Value(v, variant)
 
     def cn_landline(self) -> Value:
@@ -521,16 +537,16 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
         "我的身份证号是{v}请核对", "客户{name}的身份证号码：{v}，已登记。", "身份证{v}",
         "请核验证件号{v}是否本人",
         "Please verify ID {v} before onboarding.", "申请人{name}（身份证号{v}）提交了贷款申请",
-        "ID number: {v}", "他说身份证是{v}，手机号稍后发你",
+        "ID number: {v}", "他说身份证是{v}，手机号稍后发你", "订单已取消，客户{v}申请退款",
     ),
     "bank_card": (
         "我的卡号是{v}请尽快转账", "请把款打到{v}这张卡上", "银行卡：{v}（{bank}）",
-        "card number {v}, exp 12/27",
+        "card number {v}, exp 12/27", "the border fee was charged to {v}",
         "退款请原路退回尾号所在的卡{v}。", "Pay with {v} please.", "收款账户{v}户名{name}",
     ),
     "cn_mobile": (
         "我的手机号是{v}有事打给我", "联系电话：{v}", "请拨打{v}联系{name}", "call me at {v} tomorrow",
-        "手机{v}，微信同号", "收货人{name}电话{v}地址见备注",
+        "手机{v}，微信同号", "收货人{name}电话{v}地址见备注", "please reorder and text {v}",
     ),
     "cn_landline": (
         "公司电话{v}转人事部", "座机：{v}", "请致电{v}咨询", "office phone {v} (9:00-18:00)",
@@ -555,7 +571,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     ),
     "ipv4": (
         "服务器IP是{v}请加白名单", "来源地址{v}被封禁", "connect to {v} on port 22", "IP：{v}，端口8080",
-        "ping {v}.",
+        "ping {v}.", "访问http://{v}/admin失败", "upstream {v}:8080 timed out", "everyone uses {v} as DNS",
     ),
     "ipv6": (
         "IPv6地址{v}无法访问", "源地址：{v}，协议TCP", "listen on [{v}]:443", "客户端{v}请求过多",

@@ -1,4 +1,3 @@
-
 """Scanner speed: Warden's `rules.scanner.Scanner` against Presidio's pattern recognizers, same run and texts.
 
     .venv/bin/python -m bench.scan [--texts 2000] [--big 4] [--presidio-texts 300] [--presidio-big 1]
@@ -237,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--presidio-big", type=int, default=1)
     ap.add_argument("--words", type=int, default=10_000)
     ap.add_argument("--patterns", type=int, default=100)
+    ap.add_argument("--rules", type=Path, action="append", default=[], help="extra rule file (repeatable)")
     ap.add_argument("--no-presidio", action="store_true")
     args = ap.parse_args(argv)
 
@@ -250,14 +250,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         rule_file = Path(tmp) / "bench_rules.yaml"
         write_rule_file(rule_file, words, pats)
-        ours = (("warden_pii", "warden builtin", warden(())),
+        extra = tuple(args.rules)
+        ours = (("warden_pii", "warden builtin", warden(extra)),
                 ("warden_full", f"warden builtin + {len(words)} words + {len(pats)} patterns",
-                 warden((rule_file,))))
+                 warden((*extra, rule_file))))
         for tag, name, build in ours:
             try:
                 rows[tag] = measure(name, build, small, big)
-            except ImportError as exc:
-                print(f"{name}: unavailable ({exc})")
+            except Exception as exc:  # a report: say why and go on with the others
+                print(f"{name}: unavailable ({type(exc).__name__}: {exc})")
     if not args.no_presidio:
         ps, pb = small[: args.presidio_texts], big[: args.presidio_big]
         rows["presidio_pii"] = measure("presidio 6 PII recognizers (no NLP)", presidio("pii"), ps, pb)
