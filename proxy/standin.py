@@ -15,6 +15,7 @@ sends it with `extra_body={"standin": {...}}`; a real server ignores it):
   status: int           answer with this error status and an OpenAI-shaped error body
   drop_after_events: int close the connection after this many events (a broken stream)
   raw_sse: str          send these raw bytes as the whole SSE body (malformed streams)
+  prefix_cache: bool    false: neither consult nor fill the simulated prefix cache (repeatable answers)
 """
 
 from __future__ import annotations
@@ -258,7 +259,8 @@ class StandinHandler(BaseHTTPRequestHandler):
         reply = str(knobs["reply"]) if "reply" in knobs else "Echo: " + last_user_text(body)
         prompt_tokens = count_tokens(prompt_text(body))
         completion_tokens = count_tokens(reply)
-        cached = self.server.prefix_cache.lookup(prompt_text(body), prompt_tokens)
+        use_cache = knobs.get("prefix_cache", True) is not False
+        cached = self.server.prefix_cache.lookup(prompt_text(body), prompt_tokens) if use_cache else 0
         with self.server.counters.lock:
             self.server.counters.requests += 1
             self.server.counters.prompt_tokens += prompt_tokens

@@ -40,7 +40,8 @@ def test_chat_non_streamed_equals_direct(proxy: Process, standin: Process) -> No
 @pytest.mark.parametrize("chunk_bytes", [0, 1, 3, 7, 64])
 def test_stream_with_awkward_splits_equals_direct(proxy: Process, standin: Process, chunk_bytes: int) -> None:
     body = {"model": "standin-base", "messages": MESSAGES, "stream": True,
-            "stream_options": {"include_usage": True}, "standin": {"chunk_bytes": chunk_bytes}}
+            "stream_options": {"include_usage": True},
+            "standin": {"chunk_bytes": chunk_bytes, "prefix_cache": False}}
     via = httpx.post(proxy.url + "/v1/chat/completions", json=body, timeout=10)
     direct = httpx.post(standin.url + "/v1/chat/completions", json=body, timeout=10)
     assert via.status_code == 200
