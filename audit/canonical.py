@@ -19,8 +19,30 @@ MAX_SAFE_INT = 2**53 - 1
 _encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def _ok(value: object) -> bool:
+    """Fast path of `check_value`: no path strings, exact types only (the common case)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -MAX_SAFE_INT <= value <= MAX_SAFE_INT  # type: ignore[operator]
+    if kind is dict:
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str or not _ok(item):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        for item in value:  # type: ignore[attr-defined]
+            if not _ok(item):
+                return False
+        return True
+    return False
+
+
 def check_value(value: object, path: str = "$") -> None:
     """Raise RecordError (with the JSON path) unless `value` is canonical-JSON safe."""
+    if _ok(value):
+        return
     if value is None or isinstance(value, (bool, str)):
         return
     if isinstance(value, int):
@@ -31,7 +53,7 @@ def check_value(value: object, path: str = "$") -> None:
     if isinstance(value, float):
         raise RecordError("floats are not canonical; use integers (e.g. milliseconds)", found=value,
                           where=path)
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise RecordError("object keys must be strings", found=type(key).__name__, where=path)
@@ -41,6 +63,8 @@ def check_value(value: object, path: str = "$") -> None:
         for i, item in enumerate(value):
             check_value(item, f"{path}[{i}]")
         return
+    if isinstance(value, Mapping):
+        raise RecordError("mappings must be plain dicts", found=type(value).__name__, where=path)
     raise RecordError("value is not JSON", found=type(value).__name__, where=path)
 
 
@@ -63,10 +87,18 @@ def is_canonical(data: bytes) -> bool:
         return False
 
 
+_ts_cache: tuple[int, str] = (-1, "")
+
+
 def format_ts(seconds: float) -> str:
     """RFC 3339 UTC with milliseconds, the record and checkpoint time format: 2026-11-29T17:13:00.123Z."""
+    global _ts_cache  # noqa: PLW0603 - a one-entry cache of the formatted second; tuple swap is atomic
     millis = int(seconds * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
+    second, prefix = _ts_cache
+    if millis // 1000 != second:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000))
+        _ts_cache = (millis // 1000, prefix)
+    return f"{prefix}.{millis % 1000:03d}Z"
 
 
 def parse_ts(text: str) -> float:

@@ -66,13 +66,27 @@ def check_kind(kind: str) -> None:
         raise RecordError("record kind must be a lower-case identifier", found=kind, where="kind")
 
 
+_key_ok: dict[str, bool] = {}
+
+
+def _body_key_ok(key: object) -> bool:
+    if not isinstance(key, str):
+        return False
+    ok = _key_ok.get(key)
+    if ok is None:
+        ok = bool(_KEY.fullmatch(key)) and key not in RESERVED_KEYS
+        if len(_key_ok) < 4096:
+            _key_ok[key] = ok
+    return ok
+
+
 def check_body(body: Mapping[str, object]) -> None:
     """Raise RecordError unless `body` can be merged into a record: own keys only, canonical values."""
     for key, value in body.items():
-        if not isinstance(key, str) or not _KEY.fullmatch(key):
+        if not _body_key_ok(key):
+            if isinstance(key, str) and key in RESERVED_KEYS:
+                raise RecordError("body key is reserved for the record header", found=key, where="body")
             raise RecordError("body keys must be lower-case identifiers", found=key, where="body")
-        if key in RESERVED_KEYS:
-            raise RecordError("body key is reserved for the record header", found=key, where="body")
         check_value(value, f"$.{key}")
 
 

@@ -62,12 +62,15 @@ def build(root: Path, *, boots: int = 2, checkpoints_per_boot: int = 3, records:
         if b < boots - 1 or close_last:
             assert log.close(10)
         else:
+            for _ in range(records):  # an unanchored tail, then a "crash"
+                log.append("exchange", exchange(counter))
+                counter += 1
             assert log.flush(10)
-            _abandon(log)
+            abandon(log)
     return Built(root, directory, root / "keys")
 
 
-def _abandon(log: AuditLog) -> None:
+def abandon(log: AuditLog) -> None:
     """Stop the threads without the shutdown record and final checkpoint (a crash, as far as disk goes)."""
     log._stop_roller = True
     log._roller_wake.set()
