@@ -93,6 +93,7 @@ class FlowState:
     status: int | None = None
     error_detail: str | None = None  # our own words, never content
     sse_events: int = 0
+    stream_complete: bool = False  # the terminal event (`[DONE]`, `response.completed`) reached the client
     finish_reasons: list[str] = field(default_factory=list)
     done: bool = False  # accounted for by telemetry (response or error seen)
     request_json: dict[str, Any] | None = None  # the parsed body, see stages.base.request_json

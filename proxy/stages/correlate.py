@@ -41,6 +41,7 @@ class Correlate:
             # Answer before reading the body at all; chunked bodies are cut by mitmproxy's body_size_limit.
             state.outcome = Outcome.TOO_LARGE
             flow.response = body_too_large(self.limit).response(request_id)
+            flow.response.headers["connection"] = "close"  # the unread body makes the connection unusable
 
     @fail_closed
     def request(self, flow: http.HTTPFlow) -> None:

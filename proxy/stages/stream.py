@@ -32,6 +32,10 @@ def record_usage(state: FlowState, usage: object) -> None:
         state.usage.cached_tokens = details["cached_tokens"]
 
 
+# Responses API streams end with one of these typed events instead of `data: [DONE]`.
+TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+
+
 class SseRelay:
     """The `flow.response.stream` callable: raw chunks in, whole events out."""
 
@@ -58,6 +62,8 @@ class SseRelay:
             return
         state = self.state
         state.sse_events += 1
+        if event.is_done or event.event in TERMINAL_EVENTS:
+            state.stream_complete = True
         if state.first_chunk_at is None:
             state.first_chunk_at = self.clock()
         # Only the usage chunk is parsed: vLLM sends `"usage": null` on every other chunk.

@@ -20,7 +20,9 @@ def classify_error(flow: http.HTTPFlow, state: FlowState) -> Outcome:
         return state.outcome  # a stage already knows better (timeout, too large, blocked, ...)
     message = (flow.error.msg if flow.error else "").lower()
     if "client" in message:
-        return Outcome.CLIENT_ABORTED
+        # Clients such as the openai SDK hang up as soon as they read `data: [DONE]`, often before the
+        # upstream's closing chunk arrives: after the terminal event that is a complete exchange.
+        return Outcome.OK if state.stream_complete else Outcome.CLIENT_ABORTED
     if "body_size_limit" in message or "exceeds" in message:
         return Outcome.TOO_LARGE
     return Outcome.UPSTREAM_UNAVAILABLE
@@ -53,7 +55,7 @@ class Telemetry:
         else:
             state.status = {Outcome.TOO_LARGE: 413, Outcome.UPSTREAM_TIMEOUT: 504,
                             Outcome.CLIENT_ABORTED: 499}.get(state.outcome, 502)
-        state.error_detail = flow.error.msg if flow.error else None
+        state.error_detail = flow.error.msg if flow.error and state.outcome is not Outcome.OK else None
         self._finish(flow, state)
 
     def _usage_from_body(self, flow: http.HTTPFlow, state: FlowState) -> None:

@@ -1,0 +1,210 @@
+"""`warden demo`: a self-contained tour on embedded defaults.
+
+Starts the stand-in model server and `warden serve` on free loopback ports, sends real requests through
+the official `openai` client (plain and streamed), prints what happened as a table, stops the proxy with
+SIGTERM (it drains) and exits 0 only when every step behaved as expected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import openai
+
+from proxy.standin import StandinConfig, serve
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    step: str
+    route: str
+    status: str
+    latency_ms: float
+    ttft_ms: float | None
+    tokens: str
+    note: str
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DemoEnv:
+    proxy_url: str
+    admin_url: str
+    client: openai.OpenAI
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def wait_for(url: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1):  # noqa: S310 - loopback URL we built
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"{url} did not answer within {timeout} s")
+
+
+def tokens_of(usage: object) -> str:
+    if usage is None:
+        return "-"
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    text = f"{prompt}/{completion}"
+    return text + (f" ({cached} cached)" if cached else "")
+
+
+def step_chat(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    answer = env.client.chat.completions.create(
+        model="standin-base", messages=[{"role": "user", "content": "What is a sidecar? 用一句话回答。"}]
+    )
+    latency = (time.perf_counter() - started) * 1000
+    content = answer.choices[0].message.content or ""
+    return Row("chat", "/v1/chat/completions", "200", latency, None, tokens_of(answer.usage),
+               f"answer: {content[:40]!r}", content.startswith("Echo:"))
+
+
+def step_chat_stream(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    first: float | None = None
+    text = ""
+    usage = None
+    stream = env.client.chat.completions.create(
+        model="standin-base", stream=True, stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": "What is a sidecar? 用一句话回答。"}],
+        extra_body={"standin": {"chunk_bytes": 7}},  # upstream writes split inside UTF-8 and inside `data:`
+    )
+    events = 0
+    for chunk in stream:
+        events += 1
+        if first is None:
+            first = (time.perf_counter() - started) * 1000
+        if chunk.choices:
+            text += chunk.choices[0].delta.content or ""
+        if chunk.usage is not None:
+            usage = chunk.usage
+    latency = (time.perf_counter() - started) * 1000
+    return Row("chat, streamed", "/v1/chat/completions", "200", latency, first, tokens_of(usage),
+               f"{events} events, 7-byte upstream writes", text.startswith("Echo:") and usage is not None)
+
+
+def step_completion_stream(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    first: float | None = None
+    text = ""
+    for chunk in env.client.completions.create(model="standin-base", prompt="流式补全 streaming", stream=True):
+        if first is None:
+            first = (time.perf_counter() - started) * 1000
+        text += chunk.choices[0].text if chunk.choices else ""
+    latency = (time.perf_counter() - started) * 1000
+    return Row("completion, streamed", "/v1/completions", "200", latency, first, "-", f"text: {text!r}",
+               text == "Echo: 流式补全 streaming")
+
+
+def step_embeddings(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    result = env.client.embeddings.create(model="standin-base", input=["hello", "你好"])
+    latency = (time.perf_counter() - started) * 1000
+    return Row("embeddings", "/v1/embeddings", "200", latency, None, tokens_of(result.usage),
+               f"{len(result.data)} vectors", len(result.data) == 2)
+
+
+def step_upstream_error(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    try:
+        env.client.chat.completions.create(
+            model="standin-base", messages=[{"role": "user", "content": "x"}], extra_body={"standin": {"status": 503}}
+        )
+    except openai.APIStatusError as exc:
+        latency = (time.perf_counter() - started) * 1000
+        return Row("upstream says 503", "/v1/chat/completions", str(exc.status_code), latency, None, "-",
+                   "passed through unchanged", exc.status_code == 503)
+    return Row("upstream says 503", "/v1/chat/completions", "200", 0, None, "-", "expected an error", False)
+
+
+STEPS: list[Callable[[DemoEnv], Row]] = [
+    step_chat, step_chat_stream, step_completion_stream, step_embeddings, step_upstream_error,
+]
+
+
+def render(rows: list[Row]) -> str:
+    header = ("", "step", "route", "status", "latency ms", "TTFT ms", "tokens in/out", "note")
+    table = [header] + [
+        ("ok" if r.ok else "FAIL", r.step, r.route, r.status, f"{r.latency_ms:.1f}",
+         "-" if r.ttft_ms is None else f"{r.ttft_ms:.1f}", r.tokens, r.note)
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def metrics_summary(admin_url: str) -> str:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(admin_url + "/metrics", timeout=5) as resp:  # noqa: S310
+        text = resp.read().decode()
+    lines = []
+    for family in text_string_to_metric_families(text):
+        if family.name == "warden_requests":
+            for s in family.samples:
+                if s.name.endswith("_total"):
+                    labels = ", ".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+                    lines.append(f"  warden_requests_total{{{labels}}} {s.value:g}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="warden demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) afterwards")
+    parser.parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="warden-demo-"))
+    standin = serve("127.0.0.1", 0, StandinConfig())
+    upstream = f"http://127.0.0.1:{standin.server_address[1]}"
+    port, admin = free_port(), free_port()
+    log_path = workdir / "warden.log"
+    print(f"stand-in model server: {upstream}")
+    print(f"warden serve:          http://127.0.0.1:{port}  (admin http://127.0.0.1:{admin}, log {log_path})\n")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "proxy.cli", "serve", "--upstream", upstream,
+             "--listen", f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{admin}"],
+            stdout=log, stderr=log, env={**os.environ},
+        )
+    try:
+        wait_for(f"http://127.0.0.1:{admin}/readyz")
+        env = DemoEnv(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin}",
+                      openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="demo", max_retries=0))
+        rows = [step(env) for step in STEPS]
+        print(render(rows))
+        print("\nmetrics from the admin port:")
+        print(metrics_summary(env.admin_url))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(30)
+        standin.shutdown()
+    print(f"\nwarden serve drained and exited with {code}")
+    ok = all(r.ok for r in rows) and code == 0
+    print("demo: all steps behaved as expected" if ok else "demo: some steps FAILED (see the table and the log)")
+    return 0 if ok else 1
