@@ -360,10 +360,18 @@ class AuditLog:
                 return self._closed
             self._closing = True  # from here on only the log's own records are accepted
         self._append(Kind.SHUTDOWN, {"records": self._next_seq}, None, internal=True)
+        deadline = time.monotonic() + timeout
         ok = self.checkpoint_now(timeout)
         self._stop_roller = True
         self._roller_wake.set()
-        self._roller_thread.join(timeout)
+        self._roller_thread.join(max(0.0, deadline - time.monotonic()))
+        # The roller is gone: drain the mirror backlog here, still retrying until the deadline.
+        while self._mirror_backlog and time.monotonic() < deadline:
+            self._next_attempt = 0.0
+            self._mirror()
+            if self._mirror_backlog:
+                time.sleep(min(self._backoff, max(0.0, deadline - time.monotonic())))
+        ok = ok and not self._mirror_backlog
         with self._lock:
             self._stop_writer = True
             self._work.notify_all()
