@@ -26,6 +26,8 @@ _ID_CHECK = "10X98765432"
 # GB 32100-2015: 31-character code set (no I, O, S, V, Z) and weights 3^i mod 31.
 USCC_CHARS = "0123456789ABCDEFGHJKLMNPQRTUWXY"
 _USCC_WEIGHTS = (1, 3, 9, 27, 19, 26, 16, 17, 20, 29, 25, 13, 8, 24, 10, 30, 28)
+# GB 11714-1997 organization code (USCC characters 9-17): weights of the 8 body characters.
+_ORG_WEIGHTS = (3, 7, 9, 10, 5, 8, 4, 2)
 
 # ISO 13616 IBAN lengths for the countries most seen in Chinese/English business text; others: 15-34.
 IBAN_LENGTHS = {
@@ -101,14 +103,25 @@ def bank_card(digits: str) -> bool | None:
     return card_network(digits) is not None and luhn(digits)
 
 
+def org_code(value: str) -> bool | None:
+    """GB 11714-1997 organization code: 8 body characters (digits, letters as 10-35) and a check character
+    11 - sum(c_i * w_i) mod 11, written X for 10 and 0 for 11."""
+    if len(value) != 9 or not value[:8].isalnum():
+        return False
+    total = sum(int(c, 36) * w for c, w in zip(value[:8], _ORG_WEIGHTS, strict=True))
+    r = 11 - total % 11
+    return value[8] == ("X" if r == 10 else "0" if r == 11 else str(r))
+
+
 def cn_uscc(value: str) -> bool | None:
     """GB 32100-2015 unified social credit code: 18 characters from the 31-character set, check character
-    = (31 - sum(c_i * 3^i mod 31) mod 31) mod 31."""
+    = (31 - sum(c_i * 3^i mod 31) mod 31) mod 31; characters 9-17 are a GB 11714 organization code and
+    carry its check too (two independent checks: a random 18-digit number passes both 1 time in ~340)."""
     v = value.upper()
     if len(v) != 18 or any(c not in USCC_CHARS for c in v) or not v[2:8].isdigit():
         return False
     total = sum(USCC_CHARS.index(c) * w for c, w in zip(v[:17], _USCC_WEIGHTS, strict=True))
-    return USCC_CHARS[(31 - total % 31) % 31] == v[17]
+    return USCC_CHARS[(31 - total % 31) % 31] == v[17] and org_code(v[8:17]) is True
 
 
 def ipv4(value: str) -> bool | None:

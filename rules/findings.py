@@ -1,4 +1,5 @@
-"""Core values shared by every detector, the policy and the proxy: findings, actions, the Detector protocol."""
+"""Core values shared by every detector, the policy and the proxy: findings, actions, the Detector and
+FindingFilter protocols."""
 
 from __future__ import annotations
 

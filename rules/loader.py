@@ -82,7 +82,8 @@ def _read(path: Path) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise RuleFileError(src, f"JSON syntax error at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+            where = f"line {exc.lineno} column {exc.colno}"
+            raise RuleFileError(src, f"JSON syntax error at {where}: {exc.msg}") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -103,8 +104,10 @@ def _entries(doc: Any, src: str) -> tuple[list[tuple[str | None, Any, str]], dic
         return [(None, doc, f"{Path(src).name}#0")], {}
     unknown = set(doc) - TOP_FIELDS
     if unknown:
-        raise RuleFileError(src, f"unknown top-level field(s) {sorted(unknown)}; expected {sorted(TOP_FIELDS)}",
-                            field=sorted(unknown)[0])
+        raise RuleFileError(
+            src, f"unknown top-level field(s) {sorted(unknown)}; expected {sorted(TOP_FIELDS)}",
+            field=sorted(unknown)[0],
+        )
     if doc.get("version", 1) != 1:
         raise RuleFileError(src, f"unsupported version {doc.get('version')!r} (expected 1)", field="version")
     out: list[tuple[str | None, Any, str]] = []
@@ -136,35 +139,41 @@ def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any
     allowed = {"pii": PII_FIELDS, "words": WORD_FIELDS, "pattern": PATTERN_FIELDS}[typ]
     for key in entry:
         if key not in allowed:
-            raise RuleFileError(src, f"unknown field for a {typ} rule; allowed: {sorted(allowed)}", rule=rid, field=key)
+            raise RuleFileError(
+                src, f"unknown field for a {typ} rule; allowed: {sorted(allowed)}", rule=rid, field=key
+            )
     out: dict[str, Any] = {}
 
     def need(name: str, ok: bool, what: str) -> None:
         if not ok:
             raise RuleFileError(src, f"expected {what}, got {entry[name]!r}", rule=rid, field=name)
 
-    for key, value in entry.items():
+    def is_int(v: Any) -> bool:
+        return isinstance(v, int) and not isinstance(v, bool)
+
+    for key, given in entry.items():
+        value = given
         if key == "enabled":
             need(key, isinstance(value, bool), "true or false")
         elif key == "level":
-            need(key, isinstance(value, int) and not isinstance(value, bool) and value in (1, 2, 3), "level 1, 2 or 3")
+            need(key, is_int(value) and value in (1, 2, 3), "level 1, 2 or 3")
         elif key == "action":
-            need(key, isinstance(value, str) and value in {a.value for a in Action}, "one of " + "|".join(Action))
+            need(key, value in {a.value for a in Action}, "one of " + "|".join(Action))
             value = Action(value)
         elif key in ("category", "description", "rule"):
             need(key, isinstance(value, str) and value.strip() != "", "a non-empty string")
         elif key == "min_score":
-            need(key, isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1, "a number in [0, 1]")
+            need(key, (is_int(value) or isinstance(value, float)) and 0 <= value <= 1, "a number in [0, 1]")
             value = float(value)
         elif key == "kind":
             need(key, value in KINDS, "one of " + ", ".join(KINDS))
         elif key == "mask_pattern":
-            need(key, isinstance(value, str) and any(c in "*#" for c in value), "a mask like ****-****-****-####")
+            need(key, isinstance(value, str) and any(c in "*#" for c in value), "a mask like ***-####")
         elif key == "mask":
             ok = value in ("default", "full") or (
                 isinstance(value, dict) and (
                     (set(value) <= {"keep_first", "keep_last"} and value != {}
-                     and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 64 for v in value.values()))
+                     and all(is_int(v) and 0 <= v <= 64 for v in value.values()))
                     or (set(value) == {"replace"} and isinstance(value["replace"], str))
                 )
             )
@@ -182,7 +191,8 @@ def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any
 def _normalize(raw: dict[str, Any], src: str, base: NormalizeConfig) -> NormalizeConfig:
     unknown = set(raw) - NORMALIZE_FIELDS
     if unknown:
-        raise RuleFileError(src, f"unknown normalize field; allowed: {sorted(NORMALIZE_FIELDS)}", field=sorted(unknown)[0])
+        allowed = sorted(NORMALIZE_FIELDS)
+        raise RuleFileError(src, f"unknown normalize field; allowed: {allowed}", field=sorted(unknown)[0])
     t2s = raw.get("traditional_to_simplified", base.traditional_to_simplified)
     skip = raw.get("skip_chars", base.skip_chars)
     max_skip = raw.get("max_skip", base.max_skip)
@@ -209,7 +219,8 @@ def load_files(paths: Iterable[str | Path]) -> LoadedRules:
         seen: set[str] = set()
         for section, entry, default_id in raw_entries:
             if not isinstance(entry, dict):
-                raise RuleFileError(src, f"a rule must be a mapping, got {type(entry).__name__}", rule=default_id)
+                got = type(entry).__name__
+                raise RuleFileError(src, f"a rule must be a mapping, got {got}", rule=default_id)
             rid = entry.get("rule", default_id)
             if not isinstance(rid, str) or not rid.strip():
                 raise RuleFileError(src, "expected a non-empty string", rule=default_id, field="rule")
@@ -227,12 +238,16 @@ def load_files(paths: Iterable[str | Path]) -> LoadedRules:
             fields = {**previous[1], **checked} if previous is not None else checked
             merged[rid] = (typ, fields, src)
     entries = []
-    for rid, (typ, fields, src) in merged.items():
+    for rid, (typ, merged_fields, src) in merged.items():
+        fields = merged_fields
         if typ == "pii" and "kind" not in fields:
             kind = ALIASES.get(rid.upper(), rid if rid in KINDS else None)
             if kind is None:
-                raise RuleFileError(src, f"unknown PII rule: give a 'kind' (one of {', '.join(KINDS)}), a 'pattern' "
-                                    "or 'words'", rule=rid, field="kind")
+                kinds = ", ".join(KINDS)
+                raise RuleFileError(
+                    src, f"unknown PII rule: give a 'kind' (one of {kinds}), a 'pattern' or 'words'",
+                    rule=rid, field="kind",
+                )
             fields = {**fields, "kind": kind}
         entries.append(RuleEntry(rid, typ, fields, src))
     return LoadedRules(tuple(entries), norm, tuple(sources))

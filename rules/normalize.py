@@ -5,7 +5,7 @@ Two views of a text are matched:
 * the *base* view: per-code-point NFKC (full-width digits and letters become ASCII), zero-width and bidi
   controls removed, optionally traditional -> simplified Chinese. Case is kept: PII detectors run here,
   because checksums (JWTs, USCC letters, IBANs) need the original letters.
-* the *compact* view: the base view case-folded, with runs of configurable skip characters removed when
+* the *compact* view: the base view lower-cased, with runs of configurable skip characters removed when
   they sit inside a word (`代*考`, `代 考`, `代-考` -> `代考`; `p.o.r.n` -> `porn`). Word lists and rule
   patterns run here.
 
@@ -21,8 +21,16 @@ import functools
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
+
+import re2
+from re2 import _Anchor, _re2
+
+_UNANCHORED = _Anchor.UNANCHORED
+_bytes_to_chars = _re2.BytesToCharLen
 
 # Zero-width, joiners, bidi embeddings/overrides/isolates, word joiner, invisible operators, BOM, soft hyphen,
 # Mongolian vowel separator: characters that render as nothing and are used to split words past filters.
@@ -103,31 +111,56 @@ def _apply_edits(src: str, edits: list[tuple[int, int, str]]) -> tuple[str, Offs
     return "".join(parts), OffsetMap(ns, ne, rs, re_)
 
 
+def iter_matches(regexp: Any, data: bytes, pos: int = 0) -> Iterator[list[tuple[int, int]]]:
+    """Successive non-overlapping matches of a compiled RE2 over bytes, as lists of group spans ((-1, -1)
+    for a group that did not take part). Calls RE2's matcher directly: the wrapper's finditer builds a
+    Match object and a generator frame per match, which was most of the scan time on PII-dense text."""
+    match = regexp._regexp.Match
+    end = len(data)
+    while pos <= end:
+        spans = match(_UNANCHORED, data, pos, end)
+        s, e = spans[0]
+        if s < 0:
+            return
+        yield spans
+        pos = e if e > s else e + 1
+
+
 class View:
     """One normalized view of a raw text: `text`, its UTF-8 `data`, and offset maps back to the raw text."""
 
-    __slots__ = ("_ascii", "_maps", "data", "text")
+    __slots__ = ("_ascii", "_last", "data", "maps", "text")
 
-    def __init__(self, text: str, maps: tuple[OffsetMap, ...]) -> None:
+    def __init__(self, text: str, maps: tuple[OffsetMap, ...], data: bytes | None = None) -> None:
         self.text = text
-        self._maps = maps  # innermost last: view -> parent -> ... -> raw
-        self.data = text.encode("utf-8", "surrogatepass")
+        self.maps = maps  # innermost last: view -> parent -> ... -> raw
+        self.data = text.encode("utf-8", "surrogatepass") if data is None else data
         self._ascii = len(self.data) == len(text)
+        self._last = (0, 0)  # (byte offset, char index) of the last conversion: matches come in order
 
     def char_index(self, byte_offset: int) -> int:
         """Character index in `text` of a UTF-8 byte offset (RE2 runs on bytes: twice as fast as str)."""
         if self._ascii:
             return byte_offset
-        return len(self.data[:byte_offset].decode("utf-8", "surrogatepass"))
+        b0, c0 = self._last
+        if byte_offset < b0:
+            b0, c0 = 0, 0
+        c = c0 + _bytes_to_chars(self.data, b0, byte_offset)
+        self._last = (byte_offset, c)
+        return c
+
+    def char_count(self, bstart: int, bend: int) -> int:
+        """Characters in data[bstart:bend] (without moving the ascending-conversion cursor)."""
+        return bend - bstart if self._ascii else _bytes_to_chars(self.data, bstart, bend)
 
     def raw_span(self, start: int, end: int) -> tuple[int, int]:
         """Raw-text span of the view span [start, end)."""
-        for m in reversed(self._maps):
+        for m in reversed(self.maps):
             start, end = m.start(start), m.end(end)
         return start, end
 
     def raw_start(self, start: int) -> int:
-        for m in reversed(self._maps):
+        for m in reversed(self.maps):
             start = m.start(start)
         return start
 
@@ -145,100 +178,164 @@ def _t2s_table() -> dict[int, str]:
     return table
 
 
+# Full-width punctuation that NFKC would turn into ASCII but that carries no evasion value: leaving it alone
+# keeps ordinary Chinese text (，：！？（）……) on the fast path where nothing is rewritten.
+KEEP = frozenset("！（），：；？…")
+
+
+def _ranges(cps: list[int], esc: Callable[[int], str]) -> str:
+    out = []
+    i = 0
+    while i < len(cps):
+        j = i
+        while j + 1 < len(cps) and cps[j + 1] == cps[j] + 1:
+            j += 1
+        out.append(esc(cps[i]) if i == j else f"{esc(cps[i])}-{esc(cps[j])}")
+        i = j + 1
+    return "".join(out)
+
+
+def _py_esc(cp: int) -> str:
+    return f"\\U{cp:08x}"
+
+
+def _re2_esc(cp: int) -> str:
+    return f"\\x{{{cp:x}}}"
+
+
 @dataclass(frozen=True, slots=True)
 class _Tables:
-    same_len: dict[int, str]  # one code point -> one code point
-    var_re: re.Pattern[str] | None  # code points that vanish or expand
-    var_map: dict[str, str]
-
-
-def _char_class(chars: list[str]) -> str:
-    return "".join(re.escape(c) for c in chars)
+    table: dict[str, str]  # every character that changes -> its replacement ("" when removed)
+    any_change: Any  # RE2 over UTF-8 bytes: is there anything to rewrite at all?
+    any_var: Any  # RE2 over UTF-8 bytes: anything that changes length?
+    var: re.Pattern[str]  # one character that changes length
+    runs: re.Pattern[str]  # runs of characters that change
 
 
 @functools.cache
-def _tables(t2s: bool, fold: bool) -> _Tables:
+def _tables(t2s: bool) -> _Tables:
     t2s_map = _t2s_table() if t2s else {}
-    same: dict[int, str] = {}
-    var: dict[str, str] = {}
+    table: dict[str, str] = {}
     for lo, hi in _NFKC_RANGES:
         for cp in range(lo, hi):
             if 0xD800 <= cp < 0xE000:
                 continue
             c = chr(cp)
+            if c in KEEP:
+                continue
             n = unicodedata.normalize("NFKC", c)
             n = "".join(t2s_map.get(ord(x), x) for x in n)
-            if fold:
-                n = n.casefold()
             if n != c:
-                if len(n) == 1:
-                    same[cp] = n
-                else:
-                    var[c] = n
+                table[c] = n
     for c in INVISIBLE:
-        same.pop(ord(c), None)
-        var[c] = ""
-    if fold:
-        for cp in range(ord("A"), ord("Z") + 1):
-            same[cp] = chr(cp + 32)
-    var_re = re.compile(f"[{_char_class(sorted(var))}]") if var else None
-    return _Tables(same, var_re, var)
+        table[c] = ""
+    cps = sorted(ord(c) for c in table)
+    var_cps = sorted(ord(c) for c, n in table.items() if len(n) != 1)
+    return _Tables(
+        table,
+        any_change=re2.compile(f"[{_ranges(cps, _re2_esc)}]", _re2_opts()),
+        any_var=re2.compile(f"[{_ranges(var_cps, _re2_esc)}]", _re2_opts()),
+        var=re.compile(f"[{_ranges(var_cps, _py_esc)}]"),
+        runs=re.compile(f"[{_ranges(cps, _py_esc)}]+"),
+    )
+
+
+def _re2_opts() -> Any:
+    opts = re2.Options()
+    opts.max_mem = 64 << 20
+    opts.log_errors = False
+    return opts
 
 
 def warm_up(config: NormalizeConfig) -> None:
     """Build the translation tables now (about 0.1 s) rather than on the first scanned text."""
-    _tables(config.traditional_to_simplified, False)
-    _tables(config.traditional_to_simplified, True)
-    _skip_res(config.skip_chars, config.max_skip)
+    _tables(config.traditional_to_simplified)
+    _skip_re(config.skip_chars, config.max_skip)
 
 
-def _translate(raw: str, t2s: bool, fold: bool) -> tuple[str, OffsetMap | None]:
+def _translate(raw: str, t2s: bool) -> tuple[str, OffsetMap | None]:
     if raw.isascii():
-        return (raw.lower() if fold else raw), None
-    tables = _tables(t2s, fold)
-    if tables.var_re is None or tables.var_re.search(raw) is None:
-        return raw.translate(tables.same_len), None
-    edits = [(m.start(), m.end(), tables.var_map[m.group()]) for m in tables.var_re.finditer(raw)]
-    text, omap = _apply_edits(raw, edits)
-    return text.translate(tables.same_len), omap
+        return raw, None
+    tables = _tables(t2s)
+    data = raw.encode("utf-8", "surrogatepass")
+    if tables.any_change.search(data) is None:
+        return raw, None
+    table = tables.table
+    text, omap = raw, None
+    if tables.any_var.search(data) is not None:
+        # Only characters that vanish or expand move offsets; they get edits, the rest is one to one.
+        text, omap = _apply_edits(raw, [(m.start(), m.end(), table[m.group()]) for m in tables.var.finditer(raw)])
+    return tables.runs.sub(lambda m: "".join([table.get(c, c) for c in m.group()]), text), omap
 
 
 @functools.cache
-def _skip_res(skip_chars: str, max_skip: int) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
-    if max_skip <= 0:
-        skip_chars = ""
-    cls = _char_class(sorted(set(skip_chars)))
-    nonspace = _char_class(sorted(set(skip_chars) - {" ", "\t", "\n", "\r"}))
-    present = re.compile(f"[{cls}\\s]")
-    # Between two ideographs any skip run goes; between two letters only a run without whitespace, so that
-    # ordinary word spacing (and with it Latin word boundaries) survives. Digits are never joined: that is
-    # the PII view's business and "1-2" must not become "12".
-    parts = [f"(?<=[{CJK_CLASS}])[{cls}]{{1,{max_skip}}}(?=[{CJK_CLASS}])"] if cls else []
-    if nonspace:
-        parts.append(f"(?<=[^\\W\\d_])[{nonspace}]{{1,{max_skip}}}(?=[^\\W\\d_])")
-    # Any other whitespace run becomes one space ("ignore   previous\ninstructions").
-    parts.append("(?P<ws>\\s{2,}|[\\t\\n\\r\\f\\v])")
-    return present, re.compile("|".join(parts))
+def _skip_re(skip_chars: str, max_skip: int) -> Any:
+    """One RE2 over the lower-cased view's bytes with three alternatives (group 1, 2, 3):
+    a skip run between two ideographs; a run of non-space skip characters between two letters; whitespace
+    to collapse. Digits are never joined: that is the PII view's business and "1-2" must not become "12"."""
+    k = max(0, max_skip)
+    cps = sorted({ord(c) for c in skip_chars})
+    nonspace = sorted({ord(c) for c in skip_chars} - {ord(c) for c in " \t\n\r\f\v"})
+    cjk = "\\x{3400}-\\x{4dbf}\\x{4e00}-\\x{9fff}\\x{f900}-\\x{faff}"
+    alts = []
+    alts.append(f"[{cjk}]([{_ranges(cps, _re2_esc)}]{{1,{k}}})[{cjk}]" if cps and k else "(\\x{0}{2})")
+    alts.append(f"\\pL([{_ranges(nonspace, _re2_esc)}]{{1,{k}}})\\pL" if nonspace and k else "(\\x{0}{2})")
+    alts.append("(\\s{2,}|[\\t\\n\\r\\f\\v])")
+    return re2.compile("|".join(alts), _re2_opts())
 
 
 def base_view(raw: str, config: NormalizeConfig) -> View:
     """NFKC + invisible characters removed (+ traditional -> simplified); case kept. For PII detectors."""
-    text, omap = _translate(raw, config.traditional_to_simplified, False)
+    text, omap = _translate(raw, config.traditional_to_simplified)
     return View(text, () if omap is None else (omap,))
 
 
+def _lower(text: str) -> tuple[str, OffsetMap | None]:
+    low = text.lower()
+    if len(low) == len(text):
+        return low, None
+    # A few characters lower to two ("İ" -> "i̇"): map those explicitly.
+    edits = [(i, i + 1, c.lower()) for i, c in enumerate(text) if len(c.lower()) != 1]
+    out, omap = _apply_edits(text, edits)
+    return out.lower(), omap
+
+
+def compact_of(base: View, config: NormalizeConfig) -> View:
+    """The base view lower-cased with in-word skip characters removed and whitespace runs collapsed."""
+    text, lmap = _lower(base.text)
+    maps = base.maps if lmap is None else (*base.maps, lmap)
+    rx = _skip_re(config.skip_chars, config.max_skip)
+    raw_bytes = text.encode("utf-8", "surrogatepass")
+    match = rx._regexp.Match
+    end = len(raw_bytes)
+    spans = match(_UNANCHORED, raw_bytes, 0, end)
+    if spans[0][0] < 0:
+        return View(text, maps, raw_bytes)
+    ascii_text = len(raw_bytes) == len(text)
+    edits: list[tuple[int, int, str]] = []
+    last_b = last_c = 0
+    while spans[0][0] >= 0:
+        g = 1 if spans[1][0] >= 0 else 2 if spans[2][0] >= 0 else 3
+        a, b = spans[g]
+        if ascii_text:
+            ca, cb = a, b
+        else:
+            ca = last_c + _bytes_to_chars(raw_bytes, last_b, a)
+            cb = ca + _bytes_to_chars(raw_bytes, a, b)
+            last_b, last_c = b, cb
+        rep = " " if g == 3 else ""
+        if text[ca:cb] != rep:
+            edits.append((ca, cb, rep))
+        # Resume at the end of the run, not of the match: the closing character may open the next run.
+        spans = match(_UNANCHORED, raw_bytes, b, end)
+    if not edits:
+        return View(text, maps, raw_bytes)
+    text, smap = _apply_edits(text, edits)
+    return View(text, (*maps, smap))
+
+
 def compact_view(raw: str, config: NormalizeConfig) -> View:
-    """The base view case-folded with in-word skip characters removed. For word lists and rule patterns."""
-    text, omap = _translate(raw, config.traditional_to_simplified, True)
-    maps: tuple[OffsetMap, ...] = () if omap is None else (omap,)
-    res = _skip_res(config.skip_chars, config.max_skip)
-    if res is not None and res[0].search(text) is not None:
-        edits = [(m.start(), m.end(), "" if m.group("ws") is None else " ") for m in res[1].finditer(text)]
-        edits = [e for e in edits if text[e[0] : e[1]] != e[2]]
-        if edits:
-            text, smap = _apply_edits(text, edits)
-            maps = (*maps, smap)
-    return View(text, maps)
+    return compact_of(base_view(raw, config), config)
 
 
 def normalize_literal(word: str, config: NormalizeConfig) -> str:
@@ -266,5 +363,5 @@ class Views:
     @property
     def compact(self) -> View:
         if self._compact is None:
-            self._compact = compact_view(self.raw, self.config)
+            self._compact = compact_of(self.base, self.config)
         return self._compact

@@ -15,7 +15,7 @@ import re2
 
 from rules.errors import RuleFileError
 from rules.findings import Finding
-from rules.normalize import Views
+from rules.normalize import Views, iter_matches
 from rules.pii import re2_options
 from rules.prefix import max_width, prefix_closure
 
@@ -64,11 +64,13 @@ class PatternDetector:
                 try:
                     self._set.Add(r.pattern)
                 except re2.error as exc:
-                    raise RuleFileError(r.source, f"RE2 Set rejected it: {_reason(exc)}", rule=r.rule, field="pattern") from None
+                    msg = f"RE2 Set rejected it: {_reason(exc)}"
+                    raise RuleFileError(r.source, msg, rule=r.rule, field="pattern") from None
             try:
                 self._set.Compile()
             except re2.error as exc:
-                raise RuleFileError(self.rules[0].source, f"RE2 Set failed to compile: {_reason(exc)}") from None
+                msg = f"RE2 Set failed to compile: {_reason(exc)}"
+                raise RuleFileError(self.rules[0].source, msg) from None
         self.widths = tuple(max_width(r.pattern) for r in self.rules)
         self.closures = tuple(prefix_closure(r.pattern) for r in self.rules)
 
@@ -93,8 +95,8 @@ class PatternDetector:
         out: list[Finding] = []
         for i in sorted(hits):
             rule = self.rules[i]
-            for m in self._regexes[i].finditer(data):
-                s, e = m.span()
+            for spans in iter_matches(self._regexes[i], data):
+                s, e = spans[0]
                 if s == e:
                     continue
                 start, end = view.raw_span(view.char_index(s), view.char_index(e))

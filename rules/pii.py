@@ -18,12 +18,13 @@ import re2
 
 from rules import checksums
 from rules.findings import Finding
-from rules.normalize import View, Views
+from rules.normalize import View, Views, iter_matches
 from rules.prefix import prefix_closure
 
 Validator = Callable[[str], bool | None]
 
 CONTEXT_WINDOW = 24  # characters before a value searched for context words
+NEGATIVE_WINDOW = 12  # negative words must sit right before the value ("订单号：...", "order no. ...")
 
 _DIGIT = b"0123456789"
 _ALNUM = _DIGIT + b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -54,16 +55,18 @@ class PiiSpec:
     score: float = 0.9
     context: tuple[str, ...] = ()
     negative: tuple[str, ...] = ()
+    prefix: str = ""  # RE2 that must precede the value but is not part of it ("Bearer ")
     trim_groups: bool = False  # on a failed check, retry without the last separated group
     no_dot_digit: bool = False  # "1.2.3.4.5" is no IPv4 address, but "at 10.0.0.1." is
+    not_in_token: bool = False  # reject a value glued to ASCII letters/digits on both sides (X1380..D5U)
     score_fn: Callable[[str], float] | None = field(default=None)
 
     @property
     def pattern(self) -> str:
         if not self.left:
-            return f"({self.value})"
+            return f"{self.prefix}({self.value})"
         cls = "".join(f"\\x{{{b:02x}}}" for b in sorted(set(self.left)))
-        return f"(?:^|[^{cls}])({self.value})"
+        return f"(?:^|[^{cls}]){self.prefix}({self.value})"
 
 
 _NEG_NUMBER = ("订单", "单号", "编号", "流水", "序列号", "order", "tracking", "invoice", "serial", "ref")
@@ -84,25 +87,31 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
     PiiSpec(
         "cn_resident_id", "cn_resident_id",
         f"[1-9][0-9]{{5}}[ -]?{_DATE8}[ -]?[0-9]{{3}}[0-9Xx]|[1-9][0-9]{{5}}{_DATE6}[0-9]{{3}}",
+        not_in_token=True,
         max_len=20, validator=checksums.cn_resident_id, score=0.95,
         context=("身份证", "证件号", "身份号", "id card", "identity", "公民身份"), negative=_NEG_NUMBER,
     ),
     PiiSpec(
         "bank_card", "bank_card",
         "[0-9]{15,19}|[0-9]{4}(?:[ -][0-9]{4}){3}(?:[ -]?[0-9]{1,3})?|3[47][0-9]{2}[ -][0-9]{6}[ -][0-9]{5}",
-        max_len=23, validator=lambda v: checksums.bank_card(v), score=0.9, trim_groups=True,
-        context=("卡号", "银行卡", "信用卡", "储蓄卡", "card", "visa", "mastercard", "银联"), negative=_NEG_NUMBER,
+        not_in_token=True,
+        max_len=23, validator=checksums.bank_card, score=0.9, right=_DIGIT + b"Xx",
+        context=("卡号", "银行卡", "信用卡", "储蓄卡", "card", "visa", "mastercard", "银联"),
+        negative=_NEG_NUMBER,
     ),
     PiiSpec(
         "cn_mobile", "cn_mobile",
         "(?:(?:\\+|00)86[ -]?|\\(\\+?86\\)[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}",
+        not_in_token=True,
         max_len=21, left=_DIGIT + b"+", score=0.85,
-        context=("手机", "电话", "联系", "致电", "mobile", "phone", "tel", "call", "微信"), negative=_NEG_NUMBER,
+        context=("手机", "电话", "联系", "致电", "mobile", "phone", "tel", "call", "微信"),
+        negative=_NEG_NUMBER,
     ),
     PiiSpec(
         "cn_landline", "cn_landline",
         "(?:\\(0(?:10|2[0-9])\\)|0(?:10|2[0-9]))[ -]?[2-9][0-9]{7}(?:-[0-9]{1,4})?"
         "|(?:\\(0[3-9][0-9]{2}\\)|0[3-9][0-9]{2})[ -]?[2-9][0-9]{6,7}(?:-[0-9]{1,4})?",
+        not_in_token=True,
         max_len=20, score=0.7,
         context=("电话", "座机", "固话", "传真", "联系", "tel", "phone", "fax"), negative=_NEG_NUMBER,
     ),
@@ -110,6 +119,7 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         "cn_uscc", "cn_uscc", f"(?i:{_USCC}{{2}}[0-9]{{6}}{_USCC}{{10}})",
         max_len=18, validator=checksums.cn_uscc, left=_ALNUM, right=_ALNUM, strip="", score=0.9,
         context=("信用代码", "统一社会", "税号", "纳税人识别号", "营业执照", "uscc"),
+        negative=("身份证", "证件号", "id card", "identity"),
     ),
     PiiSpec(
         "cn_passport", "cn_passport", "[EG][0-9]{8}|E[A-HJ-NP-Z][0-9]{7}|[DSP]E?[0-9]{7}",
@@ -136,17 +146,17 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         max_len=153, left=_ALNUM + b"._%+-", right=_ALNUM + b"-", strip="", score=0.95,
     ),
     PiiSpec(
-        "ipv4", "ipv4", f"{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}",
+        "ipv4", "ipv4", f"{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}", not_in_token=True,
         max_len=15, validator=checksums.ipv4, left=_DIGIT + b".", strip="", score=0.8, no_dot_digit=True,
         context=("ip", "地址", "服务器", "server", "host"), negative=("version", "版本", "v.", "ver"),
     ),
     PiiSpec(
-        "ipv6", "ipv6", f"(?:{_HEX}{{0,4}}:){{2,7}}(?:{_HEX}{{1,4}}|{_OCTET}(?:\\.{_OCTET}){{3}})",
+        "ipv6", "ipv6", f"(?:{_HEX}{{0,4}}:){{2,7}}(?:{_HEX}{{1,4}}|{_OCTET}(?:\\.{_OCTET}){{3}})?",
         max_len=45, validator=checksums.ipv6, left=_ALNUM + b":", right=_ALNUM + b":", strip="", score=0.85,
     ),
     PiiSpec(
         "us_ssn", "us_ssn", "[0-9]{3}-[0-9]{2}-[0-9]{4}|[0-9]{3} [0-9]{2} [0-9]{4}|[0-9]{9}",
-        max_len=11, validator=checksums.us_ssn, score=0.9, score_fn=_ssn_score,
+        not_in_token=True, max_len=11, validator=checksums.us_ssn, score=0.9, score_fn=_ssn_score,
         context=("ssn", "social security", "社会安全号"), negative=_NEG_NUMBER,
     ),
     PiiSpec(
@@ -167,12 +177,21 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
     PiiSpec(
         # Up to 8192 characters from BEGIN to END (an RSA-4096 PEM is ~3,300).
         "secret.private_key", "secret",
-        "-----BEGIN [A-Z0-9 ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s:,-]*?-----END [A-Z0-9 ]{0,24}PRIVATE KEY-----",
+        "-----BEGIN [A-Z0-9 ]{0,24}PRIVATE KEY-----[A-Za-z0-9+/=\\s:,-]*?"
+        "-----END [A-Z0-9 ]{0,24}PRIVATE KEY-----",
         max_len=8192, category="secret", left=b"", right=b"", strip="", score=1.0,
     ),
     PiiSpec(
-        "secret.bearer", "secret", "(?i:bearer) [A-Za-z0-9._~+/-]{16,}=*",
+        "secret.bearer", "secret", "[A-Za-z0-9._~+/-]{16,}=*", prefix="(?i:bearer)[ ]+",
         max_len=600, category="secret", left=_ALNUM, right=_ALNUM + b"._~+/=-", strip="", score=0.9,
+    ),
+    PiiSpec(
+        # GitHub (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), Slack, OpenAI/Anthropic-style sk- keys, Google API
+        # keys, Stripe live keys: fixed prefixes make them precise without context.
+        "secret.token", "secret",
+        "gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,100}|xox[abposr]-[A-Za-z0-9-]{10,100}"
+        "|sk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,200}|AIza[0-9A-Za-z_-]{35}|[rs]k_live_[0-9A-Za-z]{20,99}",
+        max_len=220, category="secret", left=_ALNUM + b"_-", right=_ALNUM + b"_-", strip="", score=0.95,
     ),
 )
 
@@ -197,13 +216,23 @@ class PiiDetector:
             self._set.Compile()
         self._context = [self._word_re(s.context) for s in self.specs]
         self._negative = [self._word_re(s.negative) for s in self.specs]
-        self.closures = tuple(prefix_closure(s.value) for s in self.specs)
+        self.closures = tuple(prefix_closure(s.prefix + s.value) for s in self.specs)
 
     @staticmethod
     def _word_re(words: tuple[str, ...]) -> re.Pattern[str] | None:
+        """Latin context words need ASCII word boundaries ("order" is not in "reorder")."""
         if not words:
             return None
-        return re.compile("|".join(re.escape(w.casefold()) for w in words))
+        alts = []
+        for w in words:
+            w = w.casefold()
+            alt = re.escape(w)
+            if w[0].isascii() and w[0].isalnum():
+                alt = "(?<![a-z0-9])" + alt
+            if w[-1].isascii() and w[-1].isalnum():
+                alt += "(?![a-z0-9])"
+            alts.append(alt)
+        return re.compile("|".join(alts))
 
     @property
     def name(self) -> str:
@@ -221,26 +250,31 @@ class PiiDetector:
         hits = self._set.Match(data)
         if not hits:
             return []
-        out: list[Finding] = []
+        found: list[tuple[int, int, int, bool | None]] = []
         for i in sorted(hits):
-            out.extend(self._run(i, view))
-        return out
+            self._run(i, data, found)
+        # Byte -> character offsets in one ascending pass (each conversion walks only the gap).
+        found.sort(key=lambda c: c[1])
+        return [self._finding(i, view, s, e, verdict) for i, s, e, verdict in found]
 
-    def _run(self, i: int, view: View) -> list[Finding]:
+    def _run(self, i: int, data: bytes, found: list[tuple[int, int, int, bool | None]]) -> None:
         spec = self.specs[i]
-        data = view.data
-        found: list[Finding] = []
-        for m in self._regexes[i].finditer(data):
-            start, end = m.span(1)
-            if end - start > spec.max_len * 4 or view.char_index(end) - view.char_index(start) > spec.max_len:
+        for spans in iter_matches(self._regexes[i], data):
+            start, end = spans[1]
+            if end - start > spec.max_len and (
+                end - start > spec.max_len * 4 or len(data[start:end].decode("utf-8")) > spec.max_len
+            ):
                 continue
             while True:
-                if (end >= len(data) or data[end] not in spec.right) and not (
-                    spec.no_dot_digit and data[end : end + 1] == b"." and data[end + 1 : end + 2].isdigit()
+                if (
+                    (end >= len(data) or data[end] not in spec.right)
+                    and not (spec.no_dot_digit and data[end : end + 1] == b"." and data[end + 1 : end + 2].isdigit())
+                    and not (spec.not_in_token and 0 < start and end < len(data)
+                             and data[start - 1] in _ALNUM and data[end] in _ALNUM)
                 ):
                     verdict = self._check(spec, data[start:end].decode("utf-8"))
                     if verdict is not False:
-                        found.append(self._finding(i, view, start, end, verdict))
+                        found.append((i, start, end, verdict))
                         break
                 if not spec.trim_groups:
                     break
@@ -248,7 +282,6 @@ class PiiDetector:
                 if cut <= start:
                     break
                 end = cut
-        return found
 
     @staticmethod
     def _check(spec: PiiSpec, value: str) -> bool | None:
@@ -260,7 +293,8 @@ class PiiDetector:
 
     def _finding(self, i: int, view: View, bstart: int, bend: int, verdict: bool | None) -> Finding:
         spec = self.specs[i]
-        start, end = view.char_index(bstart), view.char_index(bend)
+        start = view.char_index(bstart)
+        end = start + view.char_count(bstart, bend)
         score = spec.score
         if spec.score_fn is not None:
             score = spec.score_fn(view.text[start:end])
@@ -270,8 +304,9 @@ class PiiDetector:
             before = view.text[max(0, start - CONTEXT_WINDOW) : start].casefold()
             if ctx is not None and ctx.search(before):
                 score = min(1.0, score + 0.3) if verdict is None else 1.0
-            if neg is not None and neg.search(before):
-                score = max(0.0, score - 0.5)
+            elif neg is not None and neg.search(before, max(0, len(before) - NEGATIVE_WINDOW)):
+                # A passed checksum outweighs a nearby "order number": lowered, still reported.
+                score = max(0.0, score - (0.3 if verdict else 0.5))
         rstart, rend = view.raw_span(start, end)
         return Finding(
             kind=spec.kind,

@@ -34,7 +34,7 @@ _CATEGORIES = {
 }
 
 
-class Unsupported(Exception):  # noqa: N818 - internal signal, never escapes this module
+class Unsupported(Exception):  # an internal signal, never escapes this module
     pass
 
 
@@ -42,7 +42,7 @@ def _lit(code: int) -> str:
     c = chr(code)
     if c.isalnum() or ord(c) > 127:
         return c
-    return "\\x{%x}" % code
+    return f"\\x{{{code:x}}}"
 
 
 def _class_items(items: list[tuple[Any, Any]]) -> str:
@@ -143,7 +143,7 @@ def _parse(pattern: str) -> Any | None:
 
 
 def prefix_closure(pattern: str) -> str | None:
-    """A regex (RE2 syntax) matching every prefix of every match of `pattern`, or None if we cannot build it."""
+    """A regex (RE2 syntax) matching every prefix of every match of `pattern`; None if we cannot build it."""
     tree = _parse(pattern)
     if tree is None:
         return None

@@ -76,7 +76,7 @@ class PseudonymVault:
 
 
 class StreamRestorer:
-    """Restores placeholders in streamed text, holding back only a suffix that may be a placeholder's start."""
+    """Restores placeholders in streamed text, holding back only a suffix that may start a placeholder."""
 
     def __init__(self, vault: PseudonymVault) -> None:
         self._vault = vault

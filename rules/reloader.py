@@ -44,7 +44,9 @@ class RuleSet:
         self.last_error: str | None = None
 
     def _build(self) -> Scanner:
-        return Scanner.load(self.paths, builtin=self._builtin, extra_detectors=self._extra, filters=self._filters)
+        return Scanner.load(
+            self.paths, builtin=self._builtin, extra_detectors=self._extra, filters=self._filters
+        )
 
     def _fingerprint(self) -> str:
         h = hashlib.sha256()

@@ -120,7 +120,9 @@ class Scanner:
         self._build_holdback()
         digest = hashlib.sha256(ENGINE_VERSION.encode())
         digest.update(json.dumps(_jsonable({
-            "normalize": [self.config.traditional_to_simplified, self.config.skip_chars, self.config.max_skip],
+            "normalize": [
+                self.config.traditional_to_simplified, self.config.skip_chars, self.config.max_skip
+            ],
             "rules": [[e.rule, e.type, e.fields] for e in rules.entries],
             "extra": [d.name for d in self._extra],
         }), sort_keys=True, ensure_ascii=False).encode())
@@ -183,7 +185,9 @@ class Scanner:
         kept = [f for f in dict.fromkeys(findings) if f.score >= self._min_score(f) and f.end > f.start]
         pii = [f for f in kept if f.category in ("pii", "secret")]
         if len(pii) > 1:
-            pii.sort(key=lambda f: (-f.score, f.valid is not True, f.start - f.end, _PII_PRIORITY.get(f.kind, 99)))
+            pii.sort(
+                key=lambda f: (-f.score, f.valid is not True, f.start - f.end, _PII_PRIORITY.get(f.kind, 99))
+            )
             chosen: list[Finding] = []
             for f in pii:
                 if all(f.end <= c.start or f.start >= c.end for c in chosen):
@@ -227,8 +231,8 @@ class Scanner:
             if closure is None:
                 self._blind_hold = max(self._blind_hold, w - 1)
         for det in self._extra:
-            w = det.max_match_len
-            w = UNBOUNDED_CAP if w is None else w
+            bound = det.max_match_len
+            w = UNBOUNDED_CAP if bound is None else bound
             bounds.append(w)
             self._blind_hold = max(self._blind_hold, w - 1)
         self._max_hold_back = max(0, max(bounds) - 1)

@@ -110,9 +110,9 @@ class StreamScanner:
         parts.append(window[pos:text_end])
         shift = self._released - off
         out_decisions = tuple(
-            dataclasses.replace(
-                d, finding=dataclasses.replace(d.finding, start=d.finding.start + shift, end=d.finding.end + shift)
-            )
+            dataclasses.replace(d, finding=dataclasses.replace(
+                d.finding, start=d.finding.start + shift, end=d.finding.end + shift
+            ))
             for d in final
         )
         released_raw = window[off:end]

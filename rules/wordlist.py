@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import re2
 
 from rules.findings import Finding
-from rules.normalize import NormalizeConfig, View, Views, normalize_literal
+from rules.normalize import NormalizeConfig, View, Views, iter_matches, normalize_literal
 from rules.pii import re2_options
 
 _ASCII_WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
@@ -81,8 +81,8 @@ class WordListDetector:
         view = views.compact
         data = view.data
         hits: list[tuple[int, int, str, str]] = []
-        for m in self._re.finditer(data):
-            s, e = m.span()
+        for spans in iter_matches(self._re, data):
+            s, e = spans[0]
             word = data[s:e]
             if (word[0] in _ASCII_WORD and s > 0 and data[s - 1] in _ASCII_WORD) or (
                 word[-1] in _ASCII_WORD and e < len(data) and data[e] in _ASCII_WORD
@@ -93,7 +93,7 @@ class WordListDetector:
         if not hits:
             return []
         if self._allow is not None:
-            allowed = [m.span() for m in self._allow.finditer(data)]
+            allowed = [spans[0] for spans in iter_matches(self._allow, data)]
             if allowed:
                 hits = [h for h in hits if not any(a <= h[0] and h[1] <= b for a, b in allowed)]
         return [self._finding(view, *h) for h in hits]
