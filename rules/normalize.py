@@ -145,13 +145,13 @@ class View:
         b0, c0 = self._last
         if byte_offset < b0:
             b0, c0 = 0, 0
-        c = c0 + _bytes_to_chars(self.data, b0, byte_offset)
+        c: int = c0 + _bytes_to_chars(self.data, b0, byte_offset)
         self._last = (byte_offset, c)
         return c
 
     def char_count(self, bstart: int, bend: int) -> int:
         """Characters in data[bstart:bend] (without moving the ascending-conversion cursor)."""
-        return bend - bstart if self._ascii else _bytes_to_chars(self.data, bstart, bend)
+        return bend - bstart if self._ascii else int(_bytes_to_chars(self.data, bstart, bend))
 
     def raw_span(self, start: int, end: int) -> tuple[int, int]:
         """Raw-text span of the view span [start, end)."""

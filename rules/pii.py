@@ -224,8 +224,8 @@ class PiiDetector:
         if not words:
             return None
         alts = []
-        for w in words:
-            w = w.casefold()
+        for word in words:
+            w = word.casefold()
             alt = re.escape(w)
             if w[0].isascii() and w[0].isalnum():
                 alt = "(?<![a-z0-9])" + alt
@@ -266,12 +266,7 @@ class PiiDetector:
             ):
                 continue
             while True:
-                if (
-                    (end >= len(data) or data[end] not in spec.right)
-                    and not (spec.no_dot_digit and data[end : end + 1] == b"." and data[end + 1 : end + 2].isdigit())
-                    and not (spec.not_in_token and 0 < start and end < len(data)
-                             and data[start - 1] in _ALNUM and data[end] in _ALNUM)
-                ):
+                if self._bounded(spec, data, start, end):
                     verdict = self._check(spec, data[start:end].decode("utf-8"))
                     if verdict is not False:
                         found.append((i, start, end, verdict))
@@ -282,6 +277,16 @@ class PiiDetector:
                 if cut <= start:
                     break
                 end = cut
+
+    @staticmethod
+    def _bounded(spec: PiiSpec, data: bytes, start: int, end: int) -> bool:
+        """The right-hand boundary, checked without consuming it (the left one is in the pattern)."""
+        after = data[end : end + 1]
+        if after and after[0] in spec.right:
+            return False
+        if spec.no_dot_digit and after == b"." and data[end + 1 : end + 2].isdigit():
+            return False
+        return not (spec.not_in_token and start > 0 and after and data[start - 1] in _ALNUM and after[0] in _ALNUM)
 
     @staticmethod
     def _check(spec: PiiSpec, value: str) -> bool | None:
