@@ -1,6 +1,17 @@
-"""The pipeline: the order of the stages is this one list (DESIGN section 2)."""
+"""The pipeline: the order of the stages is this one list (DESIGN section 2).
+
+mitmproxy walks every addon for every event (and again for an `update` event after each flow hook), so
+each addon costs on every request whether it has the hook or not. The stages are therefore registered with
+mitmproxy as one `Pipeline` addon that calls, per hook, only the stages that implement it, in list order.
+"""
 
 from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from mitmproxy import http
 
 from proxy.services import Services
 from proxy.stages.correlate import Correlate
@@ -8,12 +19,61 @@ from proxy.stages.deadline import Deadline
 from proxy.stages.stream import Stream
 from proxy.stages.telemetry import Telemetry
 
+FLOW_HOOKS = ("requestheaders", "request", "responseheaders", "response", "error")
 
-def default_addons(services: Services) -> list[object]:
-    """Our stages in hook order. mitmproxy calls each hook on every addon in list order."""
+StageHook = Callable[[http.HTTPFlow], Awaitable[None] | None]
+
+
+def default_stages(services: Services) -> list[object]:
+    """Our stages in hook order."""
     return [
         Correlate(services),  # requestheaders/request: id, route, limits, model
         Deadline(services),  # request: arm the upstream timeout; responseheaders: disarm
         Stream(services.clock),  # responseheaders: SSE relay
         Telemetry(services),  # response/error: outcome and metrics
     ]
+
+
+class Pipeline:
+    """One mitmproxy addon that runs the stages' hooks in order; a stage may return an awaitable."""
+
+    def __init__(self, stages: Sequence[object]) -> None:
+        self.stages = list(stages)
+        self._hooks: dict[str, list[StageHook]] = {
+            name: [getattr(s, name) for s in self.stages if callable(getattr(s, name, None))] for name in FLOW_HOOKS
+        }
+
+    def _run(self, name: str, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        hooks = self._hooks[name]
+        for i, hook in enumerate(hooks):
+            result = hook(flow)
+            if result is not None and inspect.isawaitable(result):  # `is not None` first: the hot path
+                return self._finish_async(result, hooks[i + 1 :], flow)
+        return None
+
+    @staticmethod
+    async def _finish_async(pending: Awaitable[Any], rest: list[StageHook], flow: http.HTTPFlow) -> None:
+        await pending
+        for hook in rest:
+            result = hook(flow)
+            if inspect.isawaitable(result):
+                await result
+
+    def requestheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._run("requestheaders", flow)
+
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._run("request", flow)
+
+    def responseheaders(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._run("responseheaders", flow)
+
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._run("response", flow)
+
+    def error(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        return self._run("error", flow)
+
+
+def default_addons(services: Services) -> list[object]:
+    return [Pipeline(default_stages(services))]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 from importlib.metadata import PackageNotFoundError, version
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, disable_created_metrics
@@ -46,6 +47,23 @@ class ModelLabels:
         return OTHER
 
 
+class ChildCache:
+    """`metric.labels(...)` costs microseconds per call (it validates and stringifies every value); the
+    children are cached per label tuple, which is safe because label values are bounded."""
+
+    __slots__ = ("_children", "_metric")
+
+    def __init__(self, metric: Any) -> None:
+        self._metric = metric
+        self._children: dict[tuple[str, ...], Any] = {}
+
+    def __call__(self, *values: str) -> Any:
+        child = self._children.get(values)
+        if child is None:
+            child = self._children[values] = self._metric.labels(*values)
+        return child
+
+
 class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None, model_allowlist: tuple[str, ...] = ()) -> None:
         disable_created_metrics()  # `_created` series double the exposition for no use here
@@ -74,6 +92,12 @@ class Metrics:
             "warden_prompt_tokens_cached", "Prompt tokens served from the upstream's prefix cache.",
             ["model_name"], registry=r,
         )
+        self.requests_child = ChildCache(self.requests)
+        self.duration_child = ChildCache(self.duration)
+        self.ttft_child = ChildCache(self.ttft)
+        self.prompt_tokens_child = ChildCache(self.prompt_tokens)
+        self.generation_tokens_child = ChildCache(self.generation_tokens)
+        self.cached_prompt_tokens_child = ChildCache(self.cached_prompt_tokens)
         self.inflight = Gauge("warden_inflight_requests", "Exchanges in progress.", registry=r)
         self.build_info = Info("warden_build", "Warden build information.", registry=r)
         self.build_info.info({"version": build_version()})

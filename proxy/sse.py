@@ -24,6 +24,10 @@ class SseEvent:
 
 def parse_event(raw: bytes) -> SseEvent:
     """Parse the fields of one complete event (comments and unknown fields are kept only in `raw`)."""
+    # Fast path: nearly every event from an OpenAI-compatible server is one `data: ...` line ending in LF.
+    if raw.startswith(b"data: ") and raw.endswith(b"\n\n") and raw.find(b"\n") == len(raw) - 2 \
+            and b"\r" not in raw:
+        return SseEvent(raw, None, raw[6:-2])
     event_name: str | None = None
     data_lines: list[bytes] = []
     has_data = False

@@ -78,17 +78,17 @@ class Telemetry:
         route = state.route.value
         status = state.status or 0
         m.inflight.dec()
-        m.requests.labels(route, model, f"{status // 100}xx", state.outcome.value).inc()
-        m.duration.labels(route, model).observe(state.finished_at - state.started)
+        m.requests_child(route, model, f"{status // 100}xx", state.outcome.value).inc()
+        m.duration_child(route, model).observe(state.finished_at - state.started)
         if state.first_chunk_at is not None:
-            m.ttft.labels(route, model).observe(state.first_chunk_at - state.started)
+            m.ttft_child(route, model).observe(state.first_chunk_at - state.started)
         usage = state.usage
         if usage.prompt_tokens:
-            m.prompt_tokens.labels(model).inc(usage.prompt_tokens)
+            m.prompt_tokens_child(model).inc(usage.prompt_tokens)
         if usage.completion_tokens:
-            m.generation_tokens.labels(model).inc(usage.completion_tokens)
+            m.generation_tokens_child(model).inc(usage.completion_tokens)
         if usage.cached_tokens:
-            m.cached_prompt_tokens.labels(model).inc(usage.cached_tokens)
+            m.cached_prompt_tokens_child(model).inc(usage.cached_tokens)
         level = logging.DEBUG if state.outcome is Outcome.OK else logging.INFO
         if not log.isEnabledFor(level):
             return

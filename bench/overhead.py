@@ -1,0 +1,218 @@
+"""What a sidecar costs: direct to the stand-in vs mitmdump vs a bare minimal mitmproxy vs `warden serve`.
+
+Prints, per configuration: proxy CPU per request, p50/p99 latency and added latency for a 1 KB JSON chat
+request at concurrency 1 and 16, and for a 200-event SSE stream the proxy CPU per chunk and the added time
+to first event. Ratios are against the bare minimal mitmproxy (same addons as Warden, none of our stages).
+Nothing is asserted: it is a report. Run: .venv/bin/python bench/overhead.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PY = sys.executable
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise TimeoutError(port)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process and its threads, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+PROMPT = ("Summarise the following text in one sentence. " * 22)[:1000]
+CHAT_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": PROMPT}],
+                        "standin": {"reply": "ok", "prefix_cache": False}}).encode()
+SSE_REPLY = ("流式输出 stream text 1234 " * 40)[:800]
+SSE_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": "stream please"}],
+                       "stream": True, "standin": {"reply": SSE_REPLY, "chars_per_event": 4,
+                                                   "prefix_cache": False}}).encode()
+HEADERS = {"Content-Type": "application/json"}
+
+
+@dataclass
+class Target:
+    name: str
+    port: int
+    proc: subprocess.Popen[bytes] | None
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.proc.pid) if self.proc else 0.0
+
+
+def run_requests(port: int, body: bytes, total: int, concurrency: int, stream: bool) -> tuple[list[float], list[float]]:
+    """Send `total` requests over `concurrency` keep-alive connections; returns latencies and first-event times."""
+    latencies: list[float] = []
+    firsts: list[float] = []
+    lock = threading.Lock()
+    per_thread = total // concurrency
+
+    def worker() -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        mine: list[float] = []
+        first_times: list[float] = []
+        for _ in range(per_thread):
+            started = time.perf_counter()
+            conn.request("POST", "/v1/chat/completions", body=body, headers=HEADERS)
+            response = conn.getresponse()
+            if stream:
+                first = None
+                while line := response.readline():
+                    if first is None and line.startswith(b"data:"):
+                        first = time.perf_counter() - started
+                first_times.append(first or 0.0)
+            else:
+                response.read()
+            if response.status != 200:
+                raise RuntimeError(f"status {response.status}")
+            mine.append(time.perf_counter() - started)
+        conn.close()
+        with lock:
+            latencies.extend(mine)
+            firsts.extend(first_times)
+
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return latencies, firsts
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(target: Target, n: int) -> dict[str, float]:
+    result: dict[str, float] = {}
+    run_requests(target.port, CHAT_BODY, 100, 4, stream=False)  # warm-up
+    for concurrency in (1, 16):
+        before = target.cpu()
+        lat, _ = run_requests(target.port, CHAT_BODY, n, concurrency, stream=False)
+        result[f"cpu_req_c{concurrency}"] = (target.cpu() - before) / len(lat)
+        result[f"p50_c{concurrency}"] = statistics.median(lat)
+        result[f"p99_c{concurrency}"] = pct(lat, 0.99)
+    streams = max(20, n // 20)
+    before = target.cpu()
+    lat, firsts = run_requests(target.port, SSE_BODY, streams, 1, stream=True)
+    result["cpu_stream"] = (target.cpu() - before) / len(lat)
+    result["ttfe_p50"] = statistics.median(firsts)
+    return result
+
+
+Launcher = Callable[[str, int], list[str] | None]
+
+CONFIGS: list[tuple[str, Launcher]] = [
+    ("direct", lambda up, port: None),
+    ("mitmdump (35 addons)", lambda up, port: [str(Path(PY).parent / "mitmdump"), "-q", "--mode",
+                                               f"reverse:{up}@127.0.0.1:{port}", "-s",
+                                               str(REPO / "bench" / "bare_mitmproxy.py")]),
+    ("bare mitmproxy", lambda up, port: [PY, str(REPO / "bench" / "bare_mitmproxy.py"), up, str(port)]),
+    ("warden serve", lambda up, port: [PY, "-m", "proxy.cli", "serve", "--upstream", up, "--listen",
+                                       f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{free_port()}",
+                                       "--log-level", "warning"]),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
+    parser.add_argument("--requests", type=int, default=2000)
+    args = parser.parse_args()
+    n = 320 if args.quick else args.requests
+    up_port = free_port()
+    standin = subprocess.Popen([PY, "-m", "proxy.cli", "standin", "--port", str(up_port)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(up_port)
+    upstream = f"http://127.0.0.1:{up_port}"
+    results: dict[str, dict[str, float]] = {}
+    try:
+        for name, launch in CONFIGS:
+            port = up_port
+            proc = None
+            command = launch(upstream, port := free_port())
+            if command is None:
+                port = up_port
+            else:
+                proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                wait_port(port)
+                time.sleep(0.5)
+            try:
+                results[name] = measure(Target(name, port, proc), n)
+            finally:
+                if proc:
+                    proc.send_signal(signal.SIGTERM)
+                    try:
+                        proc.wait(15)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+            print(f"measured {name}", file=sys.stderr)
+    finally:
+        standin.terminate()
+    report(results, n)
+
+
+def report(results: dict[str, dict[str, float]], n: int) -> None:
+    direct, bare = results["direct"], results["bare mitmproxy"]
+    ms, us = 1000.0, 1_000_000.0
+    print(f"\n{n} chat requests (1 KB prompt) at c=1 and c=16; {max(20, n // 20)} streams of 200 SSE events\n")
+    head = ("config", "CPU/req c1", "CPU/req c16", "p50 c1", "p99 c1", "added p50 c1", "p50 c16", "p99 c16",
+            "CPU/chunk", "TTFE p50", "added TTFE", "x bare CPU/req", "x bare CPU/chunk")
+    rows = [head]
+    bare_chunk = (bare["cpu_stream"] - bare["cpu_req_c1"]) / 200
+    for name, r in results.items():
+        chunk = (r["cpu_stream"] - r["cpu_req_c1"]) / 200
+        proxied = name != "direct"
+        rows.append((
+            name,
+            f"{r['cpu_req_c1'] * ms:.2f} ms" if proxied else "-",
+            f"{r['cpu_req_c16'] * ms:.2f} ms" if proxied else "-",
+            f"{r['p50_c1'] * ms:.2f} ms", f"{r['p99_c1'] * ms:.2f} ms",
+            f"{(r['p50_c1'] - direct['p50_c1']) * ms:+.2f} ms",
+            f"{r['p50_c16'] * ms:.2f} ms", f"{r['p99_c16'] * ms:.2f} ms",
+            f"{chunk * us:.0f} us" if proxied else "-",
+            f"{r['ttfe_p50'] * ms:.2f} ms", f"{(r['ttfe_p50'] - direct['ttfe_p50']) * ms:+.2f} ms",
+            f"{r['cpu_req_c1'] / bare['cpu_req_c1']:.2f}x" if proxied else "-",
+            f"{chunk / bare_chunk:.2f}x" if proxied and bare_chunk > 0 else "-",
+        ))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    for i, row in enumerate(rows):
+        print("  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(zip(row, widths))))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+if __name__ == "__main__":
+    main()
