@@ -209,7 +209,8 @@ def report(results: dict[str, dict[str, float]], n: int) -> None:
         ))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     for i, row in enumerate(rows):
-        print("  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(zip(row, widths))))
+        cells = zip(row, widths, strict=True)
+        print("  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(cells)))
         if i == 0:
             print("  ".join("-" * w for w in widths))
 

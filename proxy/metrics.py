@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, disable_created_metrics
 
