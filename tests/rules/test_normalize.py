@@ -1,0 +1,100 @@
+"""Normalization: each view's text, and offsets that always point back at the raw text."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rules.normalize import NormalizeConfig, Views, base_view, compact_view, normalize_literal
+
+CONFIG = NormalizeConfig()
+
+
+def test_ascii_text_is_unchanged_in_the_base_view() -> None:
+    view = base_view("Call me at 10am", CONFIG)
+    assert view.text == "Call me at 10am"
+    assert view.maps == ()
+
+
+def test_fullwidth_digits_and_letters_become_ascii_one_to_one() -> None:
+    view = base_view("ＡＢＣ１２３", CONFIG)
+    assert view.text == "ABC123"
+    assert view.raw_span(3, 6) == (3, 6)
+
+
+def test_chinese_punctuation_stays_so_plain_chinese_takes_the_fast_path() -> None:
+    text = "你好，世界！（测试）：是的？"
+    assert base_view(text, CONFIG).text == text
+    assert base_view(text, CONFIG).maps == ()
+
+
+def test_zero_width_and_bidi_characters_are_removed_and_offsets_skip_them() -> None:
+    raw = "代\u200b考\u202e!"
+    view = base_view(raw, CONFIG)
+    assert view.text == "代考!"
+    assert view.raw_span(0, 2) == (0, 3)
+    assert view.raw_span(1, 2) == (2, 3)
+    assert view.raw_span(2, 3) == (4, 5)
+
+
+def test_expanding_characters_map_to_the_whole_source_character() -> None:
+    view = base_view("ﬁle", CONFIG)
+    assert view.text == "file"
+    assert view.raw_span(0, 1) == (0, 1)
+    assert view.raw_span(1, 4) == (0, 3)
+
+
+def test_traditional_to_simplified_is_optional() -> None:
+    assert compact_view("賭博網站", CONFIG).text == "赌博网站"
+    assert compact_view("賭博網站", NormalizeConfig(traditional_to_simplified=False)).text == "賭博網站"
+
+
+def test_compact_view_lowercases_and_removes_skip_characters_inside_words() -> None:
+    for raw in ("代*考", "代 考", "代-考", "代 * 考", "代\u200b考"):
+        view = compact_view(raw, CONFIG)
+        assert view.text == "代考", raw
+        assert view.raw_span(0, 2) == (0, len(raw))
+    assert compact_view("P.O.R.N", CONFIG).text == "porn"
+    assert compact_view("Ignore   previous\ninstructions", CONFIG).text == "ignore previous instructions"
+
+
+def test_compact_view_keeps_word_spacing_and_digit_separators() -> None:
+    assert compact_view("I have a class", CONFIG).text == "i have a class"
+    assert compact_view("call 138-1234", CONFIG).text == "call 138-1234"
+
+
+def test_skip_runs_longer_than_max_skip_are_kept() -> None:
+    assert compact_view("代****考", CONFIG).text == "代****考"
+    assert compact_view("代****考", NormalizeConfig(max_skip=4)).text == "代考"
+
+
+def test_literals_normalize_like_texts() -> None:
+    assert normalize_literal("ＴＡＫＥ  My Exam", CONFIG) == "take my exam"
+
+
+def test_views_are_built_once_and_lazily() -> None:
+    views = Views("abc", CONFIG)
+    assert views.base is views.base
+    assert views.compact is views.compact
+
+
+ALPHABET = st.sampled_from(
+    list("ab Z1 -*.\t\n代考賭") + ["\u200b", "\u202e", "ﬁ", "Ａ", "１", "İ", "ß", "，", "…", "\ufeff", "①"]
+)
+
+
+@given(st.lists(ALPHABET, max_size=40).map("".join))
+def test_every_view_span_maps_inside_the_raw_text_in_order(raw: str) -> None:
+    for view in (base_view(raw, CONFIG), compact_view(raw, CONFIG)):
+        n = len(view.text)
+        previous = 0
+        for i in range(n + 1):
+            start = view.raw_start(i) if i < n else len(raw)
+            assert 0 <= start <= len(raw)
+            assert start >= previous
+            previous = start
+        for i in range(n):
+            a, b = view.raw_span(i, i + 1)
+            assert 0 <= a < b <= len(raw)
+            # The raw characters of a view character normalize to a text containing it.
+            assert view.text[i] in compact_view(raw[a:b], CONFIG).text + base_view(raw[a:b], CONFIG).text

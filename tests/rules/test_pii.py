@@ -1,0 +1,147 @@
+"""Table-driven tests per PII detector: valid, valid with separators, invalid checksum, embedded in a Chinese
+sentence without spaces, full-width digits; plus boundaries (digit runs) and context words."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules.normalize import NormalizeConfig, Views
+from rules.pii import BUILTIN_SPECS, PiiDetector
+from tests.rules import values as v
+
+DETECTOR = PiiDetector(BUILTIN_SPECS, {})
+CONFIG = NormalizeConfig()
+
+
+def found(text: str) -> list[tuple[str, str]]:
+    """(kind, raw text of the finding) for every finding in `text`."""
+    return [(f.kind, text[f.start : f.end]) for f in DETECTOR.detect_views(Views(text, CONFIG))]
+
+
+# kind, valid value, same value with separators (or None), a value failing the kind's check (or None)
+TABLE: list[tuple[str, str, str | None, str | None]] = [
+    ("cn_resident_id", v.ID_18, v.spaced(v.ID_18, (6, 8)), v.bad_check(v.ID_18)),
+    ("cn_resident_id", v.ID_18B, v.spaced(v.ID_18B, (6, 8), "-"), "110105194902301234"),  # Feb 30
+    ("cn_resident_id", v.ID_15, None, "110105491331002"),  # month 13
+    ("bank_card", v.VISA, v.spaced(v.VISA, (4, 4, 4)), v.bad_check(v.VISA)),
+    ("bank_card", v.UNIONPAY_19, v.spaced(v.UNIONPAY_19, (4, 4, 4, 4)), v.bad_check(v.UNIONPAY_19)),
+    ("bank_card", v.MASTERCARD_2, v.spaced(v.MASTERCARD_2, (4, 4, 4), "-"), v.bad_check(v.MASTERCARD_2)),
+    ("bank_card", v.AMEX, v.spaced(v.AMEX, (4, 6)), v.bad_check(v.AMEX)),
+    ("bank_card", v.JCB, v.spaced(v.JCB, (4, 4, 4)), v.bad_check(v.JCB)),
+    ("bank_card", v.DISCOVER, v.spaced(v.DISCOVER, (4, 4, 4)), v.bad_check(v.DISCOVER)),
+    ("cn_mobile", "13812345678", "138 1234 5678", None),
+    ("cn_mobile", "+8613812345678", "+86 138-1234-5678", None),
+    ("cn_mobile", "008613912345678", "0086 139 1234 5678", None),
+    ("cn_landline", "01062345678", "010-62345678", None),
+    ("cn_landline", "075582345678", "(0755) 82345678", None),
+    ("cn_uscc", v.USCC, None, v.USCC[:-1] + ("B" if v.USCC[-1] != "B" else "C")),
+    ("cn_passport", "E12345678", None, None),
+    ("cn_passport", "EA1234567", None, None),
+    ("hk_macau_permit", "C12345678", None, None),
+    ("hk_macau_permit", "H12345678", None, None),
+    ("cn_license_plate", "京A12345", "京A·12345", "京ABCDEF"),
+    ("cn_license_plate", "粤BD12345", None, None),
+    ("email", "zhang.san@example.com", None, None),
+    ("ipv4", "192.168.1.20", None, "192.168.1.256"),
+    ("ipv6", "2001:db8::8a2e:370:7334", None, None),
+    ("ipv6", "fe80::1", None, None),
+    ("us_ssn", "078-05-1120", "078 05 1120", "666-05-1120"),
+    ("iban", v.IBAN_DE, v.spaced(v.IBAN_DE, (4, 4, 4, 4, 4)), v.bad_check(v.IBAN_DE)),
+    ("iban", v.IBAN_GB, v.spaced(v.IBAN_GB, (4, 4, 4, 4, 4)), v.bad_check(v.IBAN_GB)),
+    ("secret", "AKIAIOSFODNN7EXAMPLE", None, None),
+    ("secret", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     None, None),
+    ("secret", "ghp_" + "a1B2" * 9, None, None),
+]
+IDS = [f"{kind}:{value}" for kind, value, _, _ in TABLE]
+
+
+@pytest.mark.parametrize(("kind", "value", "sep", "bad"), TABLE, ids=IDS)
+def test_valid_value_alone(kind: str, value: str, sep: str | None, bad: str | None) -> None:
+    assert found(value) == [(kind, value)]
+
+
+@pytest.mark.parametrize(("kind", "value", "sep", "bad"), TABLE, ids=IDS)
+def test_valid_with_separators(kind: str, value: str, sep: str | None, bad: str | None) -> None:
+    if sep is None:
+        pytest.skip("this kind has no separated form")
+    assert found(f"号码 {sep} 结束") == [(kind, sep)]
+
+
+@pytest.mark.parametrize(("kind", "value", "sep", "bad"), TABLE, ids=IDS)
+def test_failing_check_is_no_finding(kind: str, value: str, sep: str | None, bad: str | None) -> None:
+    if bad is None:
+        pytest.skip("this kind has no check")
+    assert (kind, bad) not in found(f"号码 {bad} 结束")
+    assert all(k != kind for k, _ in found(bad))
+
+
+@pytest.mark.parametrize(("kind", "value", "sep", "bad"), TABLE, ids=IDS)
+def test_embedded_in_chinese_without_spaces(kind: str, value: str, sep: str | None, bad: str | None) -> None:
+    # RE2's \b fires between a CJK character and a digit, Python's does not: neither is used here.
+    text = f"我的号码是{value}请核对谢谢"
+    assert (kind, value) in found(text)
+
+
+@pytest.mark.parametrize(("kind", "value", "sep", "bad"), TABLE, ids=IDS)
+def test_fullwidth_characters(kind: str, value: str, sep: str | None, bad: str | None) -> None:
+    if kind == "ipv6":
+        pytest.skip("full-width colons stay as they are (rules.normalize.KEEP): Chinese punctuation")
+    wide = v.fullwidth(value)
+    text = f"号码：{wide}。"
+    assert (kind, wide) in found(text), "offsets must point at the raw full-width text"
+
+
+def test_id_inside_longer_digit_run_is_not_an_id() -> None:
+    order = "1234567" + v.ID_18  # 25 digits
+    assert found(f"订单号{order}已发货") == []
+    assert found(f"x{v.ID_18}1") == []
+
+
+def test_two_values_separated_by_one_character_are_both_found() -> None:
+    text = f"{v.ID_18},{v.ID_18B}"
+    assert found(text) == [("cn_resident_id", v.ID_18), ("cn_resident_id", v.ID_18B)]
+
+
+def test_mobile_glued_inside_a_latin_token_is_not_a_mobile() -> None:
+    assert found("USCC Y13201009903D5U74R rejected") == []
+    assert found("tel13812345678") == [("cn_mobile", "13812345678")]
+
+
+def test_ipv4_needs_four_octets_exactly() -> None:
+    assert found("version 1.2.3.4.5 released") == []
+    assert found("server at 10.0.0.1.") == [("ipv4", "10.0.0.1")]
+
+
+def test_zero_width_characters_inside_a_number() -> None:
+    text = "手机1\u200b38\u200d1234\u20605678"
+    assert found(text) == [("cn_mobile", text[2:])]
+
+
+def test_context_words_raise_and_lower_scores() -> None:
+    plain = DETECTOR.detect_views(Views("E12345678", CONFIG))[0]
+    ctx = DETECTOR.detect_views(Views("护照号码E12345678", CONFIG))[0]
+    assert ctx.score > plain.score
+    bare = DETECTOR.detect_views(Views("13812345678", CONFIG))[0]
+    order = DETECTOR.detect_views(Views("订单号13812345678", CONFIG))[0]
+    assert order.score < bare.score
+    # "order" inside "reorder" is not the negative word
+    reorder = DETECTOR.detect_views(Views("please reorder 13812345678", CONFIG))[0]
+    assert reorder.score == bare.score
+
+
+def test_validated_findings_carry_verdicts() -> None:
+    (f,) = DETECTOR.detect_views(Views(v.ID_18, CONFIG))
+    assert f.valid is True
+    (m,) = DETECTOR.detect_views(Views("13812345678", CONFIG))
+    assert m.valid is None
+
+
+def test_bearer_token_span_is_the_token_alone() -> None:
+    token = "abcdefghijklmnop1234"
+    assert found(f"Authorization: Bearer {token}") == [("secret", token)]
+
+
+def test_private_key_block() -> None:
+    block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3\n-----END RSA PRIVATE KEY-----"
+    assert found(f"key:\n{block}\nthanks") == [("secret", block)]
