@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from proxy.config import WardenConfig
+from proxy.digest import Digester
 from proxy.metrics import Metrics
 
 
@@ -15,3 +16,4 @@ class Services:
     config: WardenConfig
     metrics: Metrics
     clock: Callable[[], float] = field(default=time.perf_counter)
+    digester: Digester = field(default_factory=Digester)

@@ -25,6 +25,18 @@ class Route(StrEnum):
     OTHER = "other"
 
 
+class Verdict(StrEnum):
+    """Per stage and per rule: what the guard did. A skipped or failed scan is never recorded as `pass`."""
+
+    PASS = "pass"
+    ANNOTATE = "annotate"
+    MASK = "mask"
+    PSEUDONYMIZE = "pseudonymize"
+    BLOCK = "block"
+    SKIPPED = "skipped"
+    ERROR = "error"
+
+
 class Outcome(StrEnum):
     """How an exchange ended; a bounded label value and an audit field."""
 
@@ -98,6 +110,18 @@ class FlowState:
     done: bool = False  # accounted for by telemetry (response or error seen)
     request_json: dict[str, Any] | None = None  # the parsed body, see stages.base.request_json
     request_json_parsed: bool = False
+
+    # -- guard: what the detection engine decided (never the matched text) ---------------------------------
+    vault: Any = None  # rules.pseudonym.PseudonymVault shared by the request and its answer
+    stage_verdicts: dict[str, str] = field(default_factory=dict)  # "request"/"response" -> Verdict value
+    rule_verdicts: dict[str, str] = field(default_factory=dict)  # rule id -> strongest verdict
+    finding_counts: dict[str, int] = field(default_factory=dict)  # detector kind -> findings
+    action: str = "allow"  # strongest action over the exchange (X-Warden-Action)
+    blocked_rules: tuple[str, ...] = ()
+    input_digest: str | None = None  # keyed HMAC of the request body, hex (proxy/digest.py)
+    output_digest: str | None = None  # keyed HMAC of the answer as the client got it, hex
+
+    # -- observability (issue 6 adds its fields below this line) -------------------------------------------
 
     @property
     def time_to_first_chunk(self) -> float | None:
