@@ -27,15 +27,9 @@ def _ok(value: object) -> bool:
     if kind is int:
         return -MAX_SAFE_INT <= value <= MAX_SAFE_INT  # type: ignore[operator]
     if kind is dict:
-        for key, item in value.items():  # type: ignore[attr-defined]
-            if type(key) is not str or not _ok(item):
-                return False
-        return True
+        return all(type(key) is str and _ok(item) for key, item in value.items())  # type: ignore[attr-defined]
     if kind is list or kind is tuple:
-        for item in value:  # type: ignore[attr-defined]
-            if not _ok(item):
-                return False
-        return True
+        return all(_ok(item) for item in value)  # type: ignore[attr-defined]
     return False
 
 

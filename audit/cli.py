@@ -10,7 +10,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
@@ -144,8 +144,7 @@ class _MultiUnwrapper(Unwrapper):
         super().__init__(providers)
         self._all = providers
 
-    def unwrap(self, descriptor: object) -> bytes:  # type: ignore[override]
-        assert isinstance(descriptor, dict)
+    def unwrap(self, descriptor: Mapping[str, object]) -> bytes:
         last: AuditError | None = None
         for provider in self._all:
             if provider.name != descriptor.get("provider"):

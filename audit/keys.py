@@ -140,7 +140,7 @@ class LocalKeyProvider:
 
 
 def kms_client(endpoint_url: str | None = None, region: str | None = None) -> KMSClient:
-    import boto3  # noqa: PLC0415 - lazy: the verifier must run without AWS libraries loaded
+    import boto3
 
     return boto3.client("kms", endpoint_url=endpoint_url, region_name=region or os.environ.get(
         "AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "us-east-1")))

@@ -15,6 +15,7 @@ A segment holds exactly the records sealed by one checkpoint (the last one is th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -178,7 +179,7 @@ def _read_lines(path: Path) -> tuple[list[bytes], int]:
 
 def _line_seq(line: bytes) -> int | None:
     """The seq of a well-formed record line, else None (used to find where a torn tail starts)."""
-    import json  # noqa: PLC0415 - only on recovery
+    import json
 
     try:
         _mac, record = split_line(line)
@@ -523,10 +524,8 @@ class AuditLog:
         self._seg_file = None
         ref = SegmentRef(self._seg_name, self._seg_hash.hexdigest(), self._seg_bytes, self._seg_first,
                          self._tree.size - 1)
-        try:
+        with contextlib.suppress(OSError):
             os.chmod(self.directory / self._seg_name, 0o444)  # sealed: read-only from now on
-        except OSError:
-            pass
         seal = _Seal([ref], self._tree.size, self._tree.copy(), self._leaves)
         self._leaves = []
         return seal
@@ -800,7 +799,7 @@ def _recover(directory: Path) -> _Recovered:
 
 
 def _log_id_from_segments(segments: list[tuple[int, Path]]) -> str | None:
-    import json  # noqa: PLC0415 - only on recovery
+    import json
 
     if not segments or segments[0][0] != 0:
         return None

@@ -50,7 +50,7 @@ LIFECYCLE_KINDS = frozenset({Kind.EPOCH_START, Kind.HEARTBEAT, Kind.SHUTDOWN})
 class Verdict(StrEnum):
     """Per-rule verdicts (DESIGN 7): a skipped or timed-out scan is never recorded as `pass`."""
 
-    PASS = "pass"
+    PASS = "pass"  # noqa: S105 - a verdict, not a password
     ANNOTATE = "annotate"
     MASK = "mask"
     PSEUDONYMIZE = "pseudonymize"

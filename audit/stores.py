@@ -119,7 +119,7 @@ class DirectorySource:
 
 
 def s3_client(endpoint_url: str | None = None, region: str | None = None) -> Any:
-    import boto3  # noqa: PLC0415 - lazy: the verifier must run without AWS libraries loaded
+    import boto3
 
     return boto3.client("s3", endpoint_url=endpoint_url, region_name=region or os.environ.get(
         "AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "us-east-1")))

@@ -17,7 +17,7 @@ from audit.keys import EpochKey
 from audit.log import AuditLog, Origin
 from audit.records import ExchangeRecord, split_line
 from audit.signers import KeyRing, LocalSigner
-from audit.stores import DirectoryStore, DirectorySource
+from audit.stores import DirectorySource, DirectoryStore
 from audit.verify import Outcome, verify
 from tests.audit.conftest import Built, build, config, exchange, run_verify, writable
 

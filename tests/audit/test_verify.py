@@ -113,7 +113,7 @@ def test_swapped_records(built: Built) -> None:
 def test_duplicated_record(built: Built) -> None:
     seg = built.segments()[1]
     lines = lines_of(seg)
-    write_lines(seg, lines[:2] + [lines[1]] + lines[2:])
+    write_lines(seg, [*lines[:2], lines[1], *lines[2:]])
     report = run_verify(built)
     assert_invalid(report, Code.RECORD_SEQ_DUP, Code.SEGMENT_MODIFIED, Code.ROOT_MISMATCH)
     assert where(report, Code.RECORD_SEQ_DUP) == [("segments/00000000000000000005.jsonl", 3, 6)]
@@ -126,7 +126,7 @@ def test_inserted_forged_record(built: Built) -> None:
     obj = json.loads(record)
     obj["exchange"]["request_id"] = "forged"
     forged = make_line(b"\x01" * 32, encode(obj))
-    write_lines(seg, lines[:1] + [forged] + lines[1:])
+    write_lines(seg, [*lines[:1], forged, *lines[1:]])
     report = run_verify(built)
     assert_invalid(report, Code.RECORD_SEQ_DUP, Code.RECORD_MAC_INVALID, Code.SEGMENT_MODIFIED)
 
