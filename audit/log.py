@@ -40,7 +40,7 @@ from audit.checkpoint import (
     segment_name,
 )
 from audit.errors import AuditError, ConfigError, KeyUnavailableError, LogClosedError, RecordError
-from audit.keys import DIGEST_KEY_FILE, KeyProvider, LocalKeyProvider, load_or_create_hex_key
+from audit.keys import DIGEST_KEY_FILE, KeyProvider, KmsKeyProvider, LocalKeyProvider, load_or_create_hex_key
 from audit.merkle import CompactRange, consistency_proof, frontier_range_hash, leaf_hash
 from audit.records import (
     GENESIS_MAC,
@@ -54,8 +54,8 @@ from audit.records import (
     make_line,
     split_line,
 )
-from audit.signers import SIGNING_KEY_FILE, LocalSigner, Signer
-from audit.stores import TMP_PREFIX, DirectoryStore, Store, fsync_dir
+from audit.signers import SIGNING_KEY_FILE, KmsSigner, LocalSigner, Signer
+from audit.stores import TMP_PREFIX, DirectoryStore, S3Store, Store, fsync_dir
 
 KEY_DIR_NAME = "keys"
 _ORIGIN_PART_FORBIDDEN = frozenset("/\n\r\t ")
@@ -116,19 +116,37 @@ class AuditConfig:
         return self.key_dir if self.key_dir is not None else self.directory.absolute().parent / KEY_DIR_NAME
 
 
+def aws_config(directory: Path, *, origin: Origin, s3_url: str | None = None, data_key_id: str | None = None,
+               signing_key_id: str | None = None, endpoint_url: str | None = None, region: str | None = None,
+               retention_days: int = 365, **options: object) -> AuditConfig:
+    """Production wiring, each part optional: KMS GenerateDataKey for K_epoch (`data_key_id`), KMS Sign
+    (`signing_key_id`, an ECC_NIST_P256 SIGN_VERIFY key), and an S3 Object Lock mirror (`s3_url`,
+    s3://bucket/prefix). Contacts AWS now, so a missing key or an unlocked bucket fails at start-up."""
+    return AuditConfig(
+        directory=directory, origin=origin,
+        key_provider=KmsKeyProvider(data_key_id, endpoint_url=endpoint_url, region=region) if data_key_id
+        else None,
+        signer=KmsSigner(signing_key_id, endpoint_url=endpoint_url, region=region) if signing_key_id else None,
+        store=S3Store.from_url(s3_url, retention_days=retention_days, endpoint_url=endpoint_url, region=region)
+        if s3_url else None,
+        **options)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
 class AuditStats:
-    """Counters for metrics. All are monotonic except the lag and the sizes."""
+    """For metrics. `*_total` fields count since this process opened the log (Prometheus counters); the
+    sizes are positions in the whole log (gauges): records appended, fsynced, covered by a stored checkpoint."""
 
-    records_appended: int
-    records_durable: int
-    records_anchored: int
-    checkpoints: int
-    batches: int
-    write_failures: int
-    sign_failures: int
-    store_failures: int
-    key_failures: int
+    records_total: int
+    checkpoints_total: int
+    batches_total: int
+    write_failures_total: int
+    sign_failures_total: int
+    store_failures_total: int
+    key_failures_total: int
+    size_appended: int
+    size_durable: int
+    size_anchored: int
     anchor_lag_seconds: float
 
 
@@ -211,6 +229,7 @@ class AuditLog:
         self._pending: list[_Item] = []
         self._next_seq = recovered.size + sum(s.last - s.first + 1 for s in recovered.tail)
         self._durable = self._next_seq
+        self._appended = 0
         self._closing = False
         self._closed = False
         self._stop_writer = False
@@ -316,9 +335,9 @@ class AuditLog:
 
     def stats(self) -> AuditStats:
         c = self._counts
-        return AuditStats(self._next_seq, self._durable, self._anchored_size, c["checkpoints"], c["batches"],
-                          c["write_failures"], c["sign_failures"], c["store_failures"], c["key_failures"],
-                          self.anchor_lag_seconds())
+        return AuditStats(self._appended, c["checkpoints"], c["batches"], c["write_failures"],
+                          c["sign_failures"], c["store_failures"], c["key_failures"], self._next_seq,
+                          self._durable, self._anchored_size, self.anchor_lag_seconds())
 
     @property
     def head(self) -> Checkpoint | None:
@@ -397,6 +416,7 @@ class AuditLog:
             now = self._clock()
             record = encode_record(seq, format_ts(now), self.origin, kind, body)
             self._next_seq = seq + 1
+            self._appended += 1
             self._pending.append((seq, now, record, key))
             if len(self._pending) == 1:
                 self._work.notify()

@@ -633,7 +633,7 @@ class Verifier:
                 self.add(Code.CHECKPOINT_MISSING, "a boot record follows unanchored records: every boot anchors "
                          "what the previous one left first, so newer checkpoints were removed", seq=seq)
                 break
-        if head is not None and self.max_age is None:
+        if head is not None:
             try:
                 span = parse_ts(tail[-1][2]) - parse_ts(head.ts)
             except ValueError:

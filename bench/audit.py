@@ -82,8 +82,8 @@ def bench_append(root: Path, records: int, threads: int) -> tuple[Path, dict[str
     stats = log.stats()
     log.close(30)
     return directory, {"rate": per_thread * threads / elapsed, "p50_us": pct(costs, 0.5) * 1e6,
-                       "p99_us": pct(costs, 0.99) * 1e6, "batches": stats.batches,
-                       "per_batch": per_thread * threads / max(1, stats.batches)}
+                       "p99_us": pct(costs, 0.99) * 1e6, "batches": stats.batches_total,
+                       "per_batch": per_thread * threads / max(1, stats.batches_total)}
 
 
 def bench_verify(directory: Path, keys: Path, *, mac: bool, strict: bool) -> tuple[float, int, str]:
@@ -120,7 +120,7 @@ def bench_lag(root: Path, interval: float, seconds: float, rate: int) -> dict[st
         time.sleep(0.002)
     stop.set()
     thread.join()
-    checkpoints = log.stats().checkpoints
+    checkpoints = log.stats().checkpoints_total
     log.close(30)
     return {"p50": pct(samples, 0.5), "p99": pct(samples, 0.99), "max": max(samples, default=0.0),
             "mean": statistics.fmean(samples) if samples else 0.0, "checkpoints": checkpoints, "sent": sent}

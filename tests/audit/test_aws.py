@@ -14,11 +14,9 @@ import pytest
 
 from audit.cli import main
 from audit.errors import ConfigError
-from audit.keys import KmsKeyProvider
-from audit.log import AuditLog
-from audit.signers import KmsSigner
+from audit.log import AuditLog, Origin, aws_config
 from audit.stores import S3Store
-from tests.audit.conftest import config, exchange
+from tests.audit.conftest import exchange
 
 pytestmark = pytest.mark.slow
 
@@ -62,10 +60,10 @@ def aws(moto_url: str, request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 def _write_log(tmp_path: Path, aws: dict[str, Any], prefix: str) -> AuditLog:
-    store = S3Store(aws["bucket"], prefix, endpoint_url=aws["url"], retention_days=1)
-    log = AuditLog.open(config(
-        tmp_path / "log", "aws", key_provider=KmsKeyProvider(aws["data_key"], endpoint_url=aws["url"]),
-        signer=KmsSigner(aws["sign_key"], endpoint_url=aws["url"]), store=store, checkpoint_interval=0.2))
+    log = AuditLog.open(aws_config(
+        tmp_path / "log", origin=Origin("test", "ns", "pod-0", "aws"), s3_url=f"s3://{aws['bucket']}/{prefix}",
+        data_key_id=aws["data_key"], signing_key_id=aws["sign_key"], endpoint_url=aws["url"], retention_days=1,
+        checkpoint_interval=0.2, heartbeat_interval=3600.0, tick=0.01))
     for i in range(30):
         log.append("exchange", exchange(i))
     assert log.checkpoint_now(10)

@@ -180,7 +180,7 @@ def test_sign_failures_are_retried_and_lose_nothing(tmp_path: Path) -> None:
     assert all(t.wait(5) for t in tickets)
     assert log.close(10)
     stats = log.stats()
-    assert stats.sign_failures == 3 and stats.records_anchored == stats.records_appended == 52
+    assert stats.sign_failures_total == 3 and stats.size_anchored == stats.size_appended == stats.records_total == 52
     assert run_verify(built_of(tmp_path / "log")).problems == ()
 
 
@@ -211,7 +211,7 @@ def test_mirror_failures_are_retried_and_the_mirror_verifies(tmp_path: Path) -> 
         log.append("exchange", exchange(i))
     assert log.close(10)
     eventually(lambda: store.failures == 0)
-    assert log.stats().store_failures == 2
+    assert log.stats().store_failures_total == 2
     built = Built(tmp_path, mirror, tmp_path / "keys")
     assert run_verify(built).problems == ()
 

@@ -345,3 +345,26 @@ def test_report_json_is_stable(built: Built) -> None:
     assert isinstance(problems, list)
     assert {"code", "severity", "message", "file", "line", "seq", "checkpoint"} == set(problems[0])
     json.dumps(out)
+
+
+def test_newest_checkpoints_removed_from_a_running_log_show_as_a_long_tail(tmp_path: Path) -> None:
+    """The writer checkpoints at least every heartbeat: a tail reaching far past the newest checkpoint means
+    checkpoints were removed (here: the roller stops, 10 minutes of records stay unanchored)."""
+    from tests.audit.conftest import abandon
+    from tests.audit.test_log import FakeClock
+
+    clock = FakeClock()
+    directory = tmp_path / "log"
+    log = AuditLog.open(config(directory, "b", clock=clock, heartbeat_interval=60.0))
+    log.append("exchange", {"n": 1})
+    assert log.checkpoint_now(10)
+    log._stop_roller = True
+    log._roller_wake.set()
+    log._roller_thread.join(5)
+    for minute in range(10):
+        clock.advance(60)
+        log.append("exchange", {"n": minute})
+    assert log.flush(10)
+    abandon(log)
+    report = run_verify(Built(tmp_path, directory, tmp_path / "keys"))
+    assert_invalid(report, Code.CHECKPOINT_MISSING)
