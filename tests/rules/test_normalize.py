@@ -79,7 +79,7 @@ def test_views_are_built_once_and_lazily() -> None:
 
 
 ALPHABET = st.sampled_from(
-    list("ab Z1 -*.\t\n代考賭") + ["\u200b", "\u202e", "ﬁ", "Ａ", "１", "İ", "ß", "，", "…", "\ufeff", "①"]
+    [*"ab Z1 -*.\t\n代考賭", "\u200b", "\u202e", "ﬁ", "Ａ", "１", "İ", "ß", "，", "…", "\ufeff", "①"]
 )
 
 

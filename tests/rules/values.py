@@ -22,10 +22,8 @@ def luhn_complete(body: str) -> str:
     digits = [int(c) for c in body]
     total = 0
     for i, d in enumerate(reversed(digits)):
-        if i % 2 == 0:
-            d *= 2
-            d = d - 9 if d > 9 else d
-        total += d
+        doubled = d * 2 if i % 2 == 0 else d
+        total += doubled - 9 if doubled > 9 else doubled
     return body + str((10 - total % 10) % 10)
 
 

@@ -1,0 +1,121 @@
+"""The Scanner end to end: policy per rule, overlaps, filters, plug-in detectors, version, hold-back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from rules.errors import RuleFileError
+from rules.findings import Action, Finding
+from rules.scanner import Scanner, ScanResult
+from tests.rules import values as v
+
+SCANNER = Scanner.load()
+
+
+def test_clean_text_is_allowed() -> None:
+    result = SCANNER.scan("今天天气不错，我们去公园散步吧。The weather is nice.")
+    assert result == ScanResult((), (), Action.ALLOW, ())
+    assert SCANNER.scan("").action is Action.ALLOW
+
+
+def test_decisions_follow_levels_and_actions() -> None:
+    text = f"我的身份证是{v.ID_18}，能找人代考吗？我不想活了"
+    result = SCANNER.scan(text)
+    by_rule = {d.finding.rule: d for d in result.decisions}
+    assert by_rule["CHN_ID_CARD"].action is Action.MASK
+    assert by_rule["exam_fraud"].action is Action.BLOCK and by_rule["exam_fraud"].alert  # level 3
+    assert by_rule["self_harm"].action is Action.ANNOTATE  # level 1
+    assert result.action is Action.BLOCK and result.alert
+    assert result.rules_hit == ("CHN_ID_CARD", "exam_fraud", "self_harm")
+    assert len(result.decisions) == len(result.findings)
+
+
+def test_seed_rule_files_as_they_are(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(
+        '{"rule": "CHN_ID_CARD", "mask_pattern": "****-****-****-####", "enabled": true}', "utf-8"
+    )
+    (tmp_path / "b.json").write_text('[{"pattern": "(?i)(代[考]|替考|枪手)", "level": 3}]', "utf-8")
+    scanner = Scanner.load([tmp_path / "a.json", tmp_path / "b.json"], builtin=False)
+    text = f"{v.ID_18} 枪手"
+    result = scanner.scan(text)
+    assert [(d.finding.rule, d.action) for d in result.decisions] == [
+        ("CHN_ID_CARD", Action.MASK), ("b.json#0", Action.BLOCK)
+    ]
+    assert result.decisions[0].mask is not None and result.decisions[0].mask.pattern == "****-****-****-####"
+
+
+def test_disabled_rule_finds_nothing(tmp_path: Path) -> None:
+    (tmp_path / "off.yaml").write_text("- {rule: CHN_MOBILE, enabled: false}", "utf-8")
+    scanner = Scanner.load([tmp_path / "off.yaml"])
+    assert scanner.scan("13812345678").findings == ()
+
+
+def test_empty_policy_is_a_startup_error(tmp_path: Path) -> None:
+    with pytest.raises(RuleFileError, match="no enabled rules"):
+        Scanner.load([], builtin=False)
+
+
+def test_overlapping_pii_is_reported_once() -> None:
+    # 18 digits that are a valid ID and, by construction here, also Luhn-valid would be both; the stronger
+    # (passed checksum, higher score, then detector order) wins.
+    text = f"号{v.ID_18}号"
+    kinds = [f.kind for f in SCANNER.scan(text).findings]
+    assert kinds == ["cn_resident_id"]
+
+
+def test_min_score_drops_weak_findings(tmp_path: Path) -> None:
+    assert [f.kind for f in SCANNER.scan("E12345678").findings] == ["cn_passport"]
+    (tmp_path / "strict.yaml").write_text("- {rule: CHN_PASSPORT, min_score: 0.9}", "utf-8")
+    strict = Scanner.load([tmp_path / "strict.yaml"])
+    assert strict.scan("E12345678").findings == ()
+    assert [f.kind for f in strict.scan("护照E12345678").findings] == ["cn_passport"]
+
+
+class Upper:
+    """A plug-in detector: every run of 'ZZZ' is a finding of its own rule."""
+
+    name = "zzz"
+    max_match_len = 3
+
+    def detect(self, text: str) -> Sequence[Finding]:
+        starts = [i for i in range(len(text)) if text[i : i + 3] == "ZZZ"]
+        return [Finding("semantic", "exam_fraud", i, i + 3, "zzz", 0.9) for i in starts]
+
+
+def test_plugin_detectors_and_filters() -> None:
+    seen: list[int] = []
+
+    def drop_semantic(text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
+        seen.append(len(findings))
+        return [f for f in findings if f.kind != "semantic" or "keep" in text]
+
+    scanner = Scanner.load(extra_detectors=[Upper()], filters=[drop_semantic])
+    assert scanner.scan("aZZZb").findings == ()
+    result = scanner.scan("keep ZZZ")
+    (d,) = result.decisions
+    assert d.finding.kind == "semantic"
+    assert d.action is Action.BLOCK  # category exam_fraud takes the exam_fraud rule's policy
+    assert seen == [1, 1]
+
+
+def test_version_is_a_stable_digest_of_the_rules(tmp_path: Path) -> None:
+    assert Scanner.load().version == SCANNER.version
+    (tmp_path / "x.yaml").write_text("- {rule: CHN_MOBILE, enabled: false}", "utf-8")
+    assert Scanner.load([tmp_path / "x.yaml"]).version != SCANNER.version
+
+
+def test_max_hold_back_is_bounded() -> None:
+    assert 17 <= SCANNER.max_hold_back <= 8191
+    assert SCANNER.viable_start("我的号码是138") == len("我的号码是")
+    assert SCANNER.viable_start("hello, world!") == len("hello, world!")
+    assert SCANNER.viable_start("mail me at zhang.san") == len("mail me at ")  # could become an e-mail
+
+
+def test_raw_offsets_with_fullwidth_and_invisible_characters() -> None:
+    text = "电话：１３８\u200b１２３４５６７８，找人代\u200c考"
+    result = SCANNER.scan(text)
+    spans = [text[f.start : f.end] for f in result.findings]
+    assert spans == ["１３８\u200b１２３４５６７８", "代\u200c考"]

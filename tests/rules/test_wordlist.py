@@ -1,0 +1,68 @@
+"""Word lists: one pass, categories, ASCII boundaries, allow-list, skip characters, stream viability."""
+
+from __future__ import annotations
+
+from rules.normalize import NormalizeConfig, Views, compact_view
+from rules.wordlist import WordListDetector, WordRule
+
+CONFIG = NormalizeConfig()
+RULES = [
+    WordRule("exam", "exam_fraud", ("代考", "替考", "枪手", "take my exam"), allow=("枪手机",)),
+    WordRule("drugs", "drugs", ("冰毒", "ass", "Meth")),
+]
+DET = WordListDetector(RULES, CONFIG)
+
+
+def found(text: str) -> list[tuple[str, str, str]]:
+    return [(f.rule, f.category, text[f.start : f.end]) for f in DET.detect_views(Views(text, CONFIG))]
+
+
+def test_words_are_found_with_their_rule_and_category() -> None:
+    assert found("我想找人代考，顺便买点冰毒") == [("exam", "exam_fraud", "代考"), ("drugs", "drugs", "冰毒")]
+
+
+def test_obfuscations_are_seen_through() -> None:
+    for text in ("代*考", "代 考", "代-考", "代\u200b考", "代 * 考", "ＴＡＫＥ  my\nEXAM", "替考", "M.E.T.H"):
+        assert len(found(text)) == 1, text
+        assert found(text)[0][2] == text
+
+
+def test_traditional_chinese_matches_simplified_words() -> None:
+    assert found("他賣冰毒") == [("drugs", "drugs", "冰毒")]
+
+
+def test_latin_words_need_word_boundaries() -> None:
+    assert found("a class of assets") == []
+    assert found("what an ass!") == [("drugs", "drugs", "ass")]
+    assert found("methane") == []
+
+
+def test_allow_list_suppresses_benign_phrases() -> None:
+    assert found("我买了一个枪手机壳") == []
+    assert found("他是个枪手") == [("exam", "exam_fraud", "枪手")]
+
+
+def test_empty_list_finds_nothing() -> None:
+    det = WordListDetector([], CONFIG)
+    assert det.detect_views(Views("代考", CONFIG)) == []
+    assert len(det) == 0
+
+
+def test_large_list_compiles_and_matches() -> None:
+    words = tuple(f"词{i:05d}" for i in range(10_000))
+    det = WordListDetector([WordRule("big", "big", words)], CONFIG)
+    assert len(det) == 10_000
+    hits = det.detect_views(Views("前缀词04321后缀", CONFIG))
+    assert [(f.start, f.end) for f in hits] == [(2, 8)]
+
+
+def test_viable_start_holds_back_only_a_possible_word_start() -> None:
+    def hold(tail: str) -> str:
+        view = compact_view(tail, CONFIG)
+        return view.text[DET.viable_start(view) :]
+
+    assert hold("我想找人代") == "代"
+    assert hold("我想找人代 ") == "代 "
+    assert hold("hello world") == ""
+    assert hold("please take my ex") == "take my ex"
+    assert hold("枪手") == "枪手"  # a whole word is held: it might grow into the allowed 枪手机
