@@ -230,6 +230,7 @@ class AuditLog:
         self._next_seq = recovered.size + sum(s.last - s.first + 1 for s in recovered.tail)
         self._durable = self._next_seq
         self._appended = 0
+        self._fatal: BaseException | None = None
         self._closing = False
         self._closed = False
         self._stop_writer = False
@@ -333,6 +334,12 @@ class AuditLog:
                 started = min(later) if later else (self._pending[0][1] if self._pending else None)
         return 0.0 if started is None else max(0.0, self._clock() - started)
 
+    def healthy(self) -> bool:
+        """True while records can be made durable and anchored: both threads run, the writer has not failed,
+        and the log is open. For readiness (audit fails closed)."""
+        return (self._fatal is None and not self._closing and self._writer_thread.is_alive()
+                and self._roller_thread.is_alive())
+
     def stats(self) -> AuditStats:
         c = self._counts
         return AuditStats(self._appended, c["checkpoints"], c["batches"], c["write_failures"],
@@ -412,6 +419,9 @@ class AuditLog:
         with self._lock:
             if self._closing and not internal:
                 raise LogClosedError("the audit log is closed", where=str(self.directory))
+            if self._fatal is not None:
+                raise AuditError("the audit writer stopped", where=str(self.directory),
+                                 found=repr(self._fatal))
             seq = self._next_seq
             now = self._clock()
             record = encode_record(seq, format_ts(now), self.origin, kind, body)
@@ -426,7 +436,8 @@ class AuditLog:
         if self._durable > seq:
             return True
         with self._durable_cond:
-            return self._durable_cond.wait_for(lambda: self._durable > seq, timeout)
+            self._durable_cond.wait_for(lambda: self._durable > seq or self._fatal is not None, timeout)
+        return self._durable > seq
 
     def _start_epoch(self, *, boot: bool, extra: Mapping[str, object] | None = None) -> None:
         self._epoch += 1
@@ -447,6 +458,15 @@ class AuditLog:
     # --- writer thread ---------------------------------------------------------------------------------
 
     def _writer_loop(self) -> None:
+        try:
+            self._writer_steps()
+        except BaseException as exc:  # a bug, not I/O (I/O errors are retried): fail closed, visibly
+            self._fatal = exc
+            with self._durable_cond:
+                self._durable_cond.notify_all()
+            raise
+
+    def _writer_steps(self) -> None:
         window = self.config.batch_window
         while True:
             with self._lock:

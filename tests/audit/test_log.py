@@ -282,3 +282,19 @@ def _ring(root: Path) -> KeyRing:
     ring = KeyRing()
     ring.add_bytes((root / "keys" / "signing.pub.pem").read_bytes())
     return ring
+
+
+def test_health_and_mirror_backlog_after_restart(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    log = AuditLog.open(config(tmp_path / "log", "one", store=DirectoryStore(mirror)))
+    assert log.healthy()
+    log.append("exchange", exchange(0))
+    assert log.close(10)
+    assert not log.healthy()
+    # The mirror lost its newest objects (say the process died before uploading): the next boot re-sends them.
+    newest = sorted((mirror / "checkpoints").iterdir())[-1]
+    newest.unlink()
+    log = AuditLog.open(config(tmp_path / "log", "two", store=DirectoryStore(mirror)))
+    assert newest.is_file()
+    assert log.close(10)
+    assert run_verify(Built(tmp_path, mirror, tmp_path / "keys")).problems == ()
