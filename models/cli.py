@@ -1,0 +1,112 @@
+"""`warden models build|train|eval`: build the model into the cache, train the heads, evaluate."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 64
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="warden models", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="write the ONNX graphs, tokenizer and static table into the cache")
+    b.add_argument("--force", action="store_true", help="rebuild even when a verified build exists")
+    b.add_argument("--verify", action="store_true", help="recompute output hashes against the manifest")
+    t = sub.add_parser("train", help="train heads and thresholds from models/data/categories/*.yaml")
+    t.add_argument("--out", type=Path, help="where to write heads.json (default: the package's models/data)")
+    t.add_argument("--target-fpr", type=float, default=0.02)
+    e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
+    e.add_argument("--data", type=Path, help="labeled JSONL (default bench/data/semantic_eval.jsonl)")
+    e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
+    e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return EXIT_OK if exc.code == 0 else EXIT_USAGE
+    from models.errors import ModelsError
+
+    try:
+        if args.command == "build":
+            return _build(args)
+        if args.command == "train":
+            return _train(args)
+        return _eval(args)
+    except ModelsError as exc:
+        print(f"warden models: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+
+
+def _build(args: argparse.Namespace) -> int:
+    from models import build
+
+    built = build.ensure(progress=build.stderr_progress, force=args.force)
+    if args.verify:
+        build.verify(built)
+    print(built.directory)
+    return EXIT_OK
+
+
+def _train(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from models import build, categories, runtime, semantic, train
+
+    built = build.ensure(progress=build.stderr_progress)
+    rt = runtime.Runtime(built, threads=2)
+    cats = categories.load_categories()
+    examples = categories.exemplars(cats, categories.load_benign())
+    texts = [e.text for e in examples]
+    print(f"warden models: encoding {len(texts)} exemplars", file=sys.stderr)
+    static_x = rt.static_vectors(texts).astype(np.float64)
+    encoder_x = rt.encode(texts).astype(np.float64)
+    heads = train.train(cats, examples, static_x, encoder_x, build_key=built.directory.name,
+                        target_fpr=args.target_fpr)
+    out: Path = args.out or semantic.heads_path()
+    out.write_text(heads.to_json(), "utf-8")
+    print(f"categories {', '.join(heads.categories)}; thresholds {heads.thresholds}; "
+          f"first-stage pass {heads.passes}", file=sys.stderr)
+    print(out)
+    return EXIT_OK
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from models import categories, evaluate, semantic
+    from rules.fusion import DEFAULT_CLEAR_BELOW, Fusion  # lazy: only this command needs rules' filters
+
+    data = args.data or evaluate.default_eval_path()
+    items = evaluate.load_items(data)
+    cats = categories.load_categories()
+    training = {e.text for e in categories.exemplars(cats, categories.load_benign())}
+    leaked = [it.text for it in items if it.text in training]
+    if leaked:
+        print(f"warden models: {len(leaked)} evaluation texts are also training exemplars", file=sys.stderr)
+        return EXIT_FAIL
+    detector = semantic.load_default()
+    scanner = evaluate.scanner_detector()
+    name, lexical = scanner if scanner else ("keyword baseline", evaluate.keyword_detector(cats))
+    fusion = Fusion(detector, clear_below=DEFAULT_CLEAR_BELOW if args.clear_below is None else args.clear_below)
+
+    def judged(category: str) -> bool:
+        return detector.semantic_category(category) is not None
+
+    for it in items[:3]:  # warm up sessions so the first row's timing is fair
+        detector.detect(it.text)
+    rows = evaluate.evaluate(items, lexical, detector.detect, fusion, judged)
+    print(f"{data}: {len(items)} texts; lexical = {name}")
+    print(evaluate.HEADER)
+    for r in rows:
+        print(r.row())
+    if args.errors:
+        for it in items:
+            findings = fusion(it.text, [*lexical(it.text), *detector.detect(it.text)])
+            pred = any(judged(f.category) for f in findings)
+            if pred != (it.label is not None):
+                print(f"{'FP' if pred else 'FN'} {it.type:<20} {it.label or '-':<11} {it.text}")
+    return EXIT_OK

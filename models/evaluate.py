@@ -1,0 +1,142 @@
+"""`warden models eval`: regex alone, semantic alone and fused, on the held-out labeled set.
+
+The set (bench/data/semantic_eval.jsonl) is one JSON object per line: `text`, `lang` ("zh"|"en"), `label`
+(a category or null) and `type` ("positive_no_keyword", "positive_keyword", "hard_negative", "benign").
+It shares no text with the training exemplars (checked here). A text is predicted positive when any
+finding of a semantic-judged category remains; the metrics are binary (harmful or not).
+
+The lexical row uses `rules.scanner` with its builtin packs when that module offers a default scanner,
+else the category files' keyword lists (a plain case-insensitive substring baseline). Those imports of
+`rules` are lazy and confined to this command: the detector itself imports only `rules.findings`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.categories import Category
+from rules.findings import Finding
+
+LexicalDetect = Callable[[str], Sequence[Finding]]
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    text: str
+    lang: str
+    label: str | None
+    type: str
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    name: str
+    n: int
+    accuracy: float
+    precision: float
+    recall: float
+    fpr: float
+    ms_per_text: float
+
+    def row(self) -> str:
+        return (f"{self.name:<18} {self.n:>5} {self.accuracy:>9.1%} {self.precision:>10.1%} {self.recall:>8.1%} "
+                f"{self.fpr:>7.1%} {self.ms_per_text:>10.2f}")
+
+
+HEADER = f"{'detector':<18} {'n':>5} {'accuracy':>9} {'precision':>10} {'recall':>8} {'FPR':>7} {'ms/text':>10}"
+
+
+def default_eval_path() -> Path:
+    return Path(__file__).resolve().parents[1] / "bench" / "data" / "semantic_eval.jsonl"
+
+
+def load_items(path: Path) -> list[Item]:
+    items = []
+    for n, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        obj = json.loads(line)
+        if obj.get("lang") not in ("zh", "en") or obj.get("type") not in (
+                "positive_no_keyword", "positive_keyword", "hard_negative", "benign"):
+            raise ValueError(f"{path}:{n}: bad lang or type in {obj!r}")
+        items.append(Item(obj["text"], obj["lang"], obj.get("label"), obj["type"]))
+    return items
+
+
+def keyword_detector(categories: Sequence[Category]) -> LexicalDetect:
+    table = [(kw.lower(), c.name) for c in categories for lang in c.keywords for kw in c.keywords[lang]]
+
+    def detect(text: str) -> Sequence[Finding]:
+        low = text.lower()
+        out = []
+        for kw, cat in table:
+            i = low.find(kw)
+            if i >= 0:
+                out.append(Finding(kind="word", category=cat, start=i, end=i + len(kw), rule=f"keyword.{cat}"))
+        return out
+
+    return detect
+
+
+def scanner_detector() -> tuple[str, LexicalDetect] | None:
+    """rules.scanner's builtin packs, when that module exposes `load_default()` or `Scanner.default()`."""
+    try:
+        from rules import scanner as mod  # lazy: models must not import rules at import time
+    except ImportError:
+        return None
+    factory = getattr(mod, "load_default", None) or getattr(getattr(mod, "Scanner", None), "default", None)
+    if factory is None:
+        return None
+    scanner = factory()
+    scan = getattr(scanner, "scan", None) or getattr(scanner, "detect", None)
+    if scan is None:
+        return None
+    return "rules.scanner", scan
+
+
+def measure(name: str, items: Sequence[Item], predict: Callable[[str], bool]) -> Metrics:
+    tp = fp = tn = fn = 0
+    t0 = time.perf_counter()
+    for it in items:
+        pred = predict(it.text)
+        truth = it.label is not None
+        if pred and truth:
+            tp += 1
+        elif pred:
+            fp += 1
+        elif truth:
+            fn += 1
+        else:
+            tn += 1
+    ms = (time.perf_counter() - t0) * 1000 / max(1, len(items))
+    n = len(items)
+    return Metrics(name, n, (tp + tn) / max(1, n), tp / max(1, tp + fp), tp / max(1, tp + fn),
+                   fp / max(1, fp + tn), ms)
+
+
+def evaluate(items: Sequence[Item], lexical: LexicalDetect, semantic: LexicalDetect,
+             fuse: Callable[[str, Sequence[Finding]], Sequence[Finding]],
+             judged: Callable[[str], bool]) -> list[Metrics]:
+    """Rows: lexical alone, semantic alone, fused; `judged(category)` keeps only harmful categories."""
+
+    def lex(text: str) -> bool:
+        return any(judged(f.category) for f in lexical(text))
+
+    def sem(text: str) -> bool:
+        return bool(semantic(text))
+
+    def fused(text: str) -> bool:
+        findings = [*lexical(text), *semantic(text)]
+        return any(judged(f.category) for f in fuse(text, findings))
+
+    rows = []
+    for lang in (None, "zh", "en"):
+        subset = [it for it in items if lang is None or it.lang == lang]
+        suffix = "" if lang is None else f" [{lang}]"
+        rows += [measure("lexical" + suffix, subset, lex), measure("semantic" + suffix, subset, sem),
+                 measure("fused" + suffix, subset, fused)]
+    return rows

@@ -1,0 +1,223 @@
+"""The semantic detector: a two-stage cascade over text windows, plugged into the scanner as a Detector.
+
+Windows: the text is cut at sentence ends (。！？!?.; and newlines) and consecutive sentences are packed into
+windows of at most WINDOW_TOKENS pieces; a sentence longer than that is cut by characters. Each window
+carries its raw [start, end) offsets, which become the finding's offsets.
+
+Stage 1 (every window): the distilled static table (mean of weighted piece vectors) and its heads; a window
+whose best category score is below the language's `first_stage_pass` is benign, decided in microseconds.
+Stage 2 (the rest): the full encoder on the window and its heads; a category fires when its score reaches
+the language's threshold. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
+`score >= 0.5` means "the model says this window has the intent", whatever the language's raw threshold.
+
+`context_scores(text, start, end)` is the hook of rules.fusion: the stage-2 scores of the windows covering a
+span (computed on demand even when stage 1 decided the window), so a keyword hit can be cleared in a
+benign context. Results are cached per text (small LRU), so detect() followed by fusion on the same text
+runs the encoder once. Thread-safe: the runtime is shared, the cache is behind a lock.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from models import build
+from models.categories import Category, data_dir, language, load_categories
+from models.errors import BuildError, ModelsError
+from models.runtime import MAX_TOKENS, Runtime
+from models.train import Heads
+from rules.findings import Finding
+
+KIND = "semantic"
+WINDOW_TOKENS = MAX_TOKENS - 8  # room for "query:" and the specials
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|\.(?=\s)")
+_CACHE_SIZE = 256
+
+
+def heads_path() -> Path:
+    return data_dir() / "heads.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    start: int
+    end: int
+    lang: str
+    ids: tuple[int, ...]
+
+
+@dataclass(slots=True)
+class _WindowResult:
+    window: Window
+    first: float  # stage-1 best raw score
+    second: dict[str, float] | None  # stage-2 scores rescaled (0.5 = threshold), None if not run
+
+
+def rescale(raw: float, threshold: float) -> float:
+    """Map [0, threshold) to [0, 0.5) and [threshold, 1] to [0.5, 1], linearly."""
+    if raw < threshold:
+        return 0.5 * raw / threshold if threshold > 0 else 0.5
+    return 0.5 + 0.5 * (raw - threshold) / (1.0 - threshold) if threshold < 1 else 1.0
+
+
+class SemanticDetector:
+    """rules.findings.Detector: kind "semantic", category, raw window offsets, score, rule semantic.<category>."""
+
+    def __init__(self, runtime: Runtime, heads: Heads, categories: Sequence[Category] = ()) -> None:
+        if heads.build_key != runtime.built.directory.name:
+            raise ModelsError(f"heads were trained for build {heads.build_key}, the model is "
+                              f"{runtime.built.directory.name}: run `warden models train`")
+        self._rt = runtime
+        self.heads = heads
+        self.categories = heads.categories
+        self.levels = dict(heads.levels)
+        self._lexical: dict[str, str] = {}
+        for c in categories:
+            for lex in c.lexical_categories:
+                self._lexical.setdefault(lex, c.name)
+        self._cache: OrderedDict[str, list[_WindowResult]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return "semantic"
+
+    @property
+    def max_match_len(self) -> int | None:
+        return None
+
+    # -- windows ------------------------------------------------------------------------------------
+    def windows(self, text: str) -> list[Window]:
+        tok = self._rt.tokenizer
+        pieces: list[tuple[int, int]] = []  # sentence spans
+        pos = 0
+        for m in _SENTENCE_END.finditer(text):
+            if m.end() > pos:
+                pieces.append((pos, m.end()))
+            pos = m.end()
+        if pos < len(text):
+            pieces.append((pos, len(text)))
+        spans = [(a, b) for a, b in pieces if text[a:b].strip()]
+        encoded = tok.encode_batch([text[a:b] for a, b in spans])
+        out: list[Window] = []
+        cur_start = cur_end = -1
+        cur_ids: list[int] = []
+        for (a, b), ids in zip(spans, encoded, strict=True):
+            if len(ids) > WINDOW_TOKENS:
+                if cur_ids:
+                    out.append(self._window(text, cur_start, cur_end, cur_ids))
+                    cur_ids = []
+                out += self._split_long(text, a, b, len(ids))
+                continue
+            if cur_ids and len(cur_ids) + len(ids) > WINDOW_TOKENS:
+                out.append(self._window(text, cur_start, cur_end, cur_ids))
+                cur_ids = []
+            if not cur_ids:
+                cur_start = a
+            cur_ids += ids
+            cur_end = b
+        if cur_ids:
+            out.append(self._window(text, cur_start, cur_end, cur_ids))
+        return out
+
+    def _window(self, text: str, start: int, end: int, ids: list[int]) -> Window:
+        return Window(start, end, language(text[start:end]), tuple(ids))
+
+    def _split_long(self, text: str, a: int, b: int, n_ids: int) -> list[Window]:
+        chars = max(1, (b - a) * WINDOW_TOKENS // n_ids)
+        out = []
+        for s in range(a, b, chars):
+            e = min(b, s + chars)
+            ids = self._rt.tokenizer.encode(text[s:e])[:WINDOW_TOKENS]
+            out.append(self._window(text, s, e, ids))
+        return out
+
+    # -- scoring ------------------------------------------------------------------------------------
+    def _analyse(self, text: str) -> list[_WindowResult]:
+        with self._lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
+        wins = self.windows(text)
+        results = []
+        if wins:
+            vecs = np.stack([self._rt.static_vector(w.ids) for w in wins])
+            first = self.heads.static.scores(vecs).max(axis=1)
+            results = [_WindowResult(w, float(s), None) for w, s in zip(wins, first, strict=True)]
+            todo = [r for r in results if r.first >= self.heads.passes[r.window.lang]
+                    or self._rt.coverage(r.window.ids) < 0.5]
+            self._second(todo)
+        with self._lock:
+            self._cache[text] = results
+            if len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return results
+
+    def _second(self, todo: Sequence[_WindowResult]) -> None:
+        if not todo:
+            return
+        emb = self._rt.encode_ids([r.window.ids for r in todo])
+        raw = self.heads.encoder.scores(emb)
+        for r, row in zip(todo, raw, strict=True):
+            th = self.heads.thresholds[r.window.lang]
+            r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
+
+    def detect(self, text: str) -> Sequence[Finding]:
+        findings = []
+        for r in self._analyse(text):
+            if r.second is None:
+                continue
+            for cat, score in r.second.items():
+                if score >= 0.5:
+                    findings.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
+                                            rule=f"semantic.{cat}", score=round(score, 4)))
+        return findings
+
+    def scores(self, text: str) -> list[tuple[int, int, dict[str, float] | None]]:
+        """Per window: raw offsets and the rescaled stage-2 scores (None when stage 1 decided benign)."""
+        return [(r.window.start, r.window.end, r.second) for r in self._analyse(text)]
+
+    # -- rules.fusion.ContextScorer -------------------------------------------------------------------
+    def semantic_category(self, lexical_category: str) -> str | None:
+        """The semantic category that judges the context of a word-list category, if any."""
+        if lexical_category in self.categories:
+            return lexical_category
+        return self._lexical.get(lexical_category)
+
+    def context_scores(self, text: str, start: int, end: int) -> Mapping[str, float]:
+        """Max rescaled stage-2 score per category over the windows overlapping [start, end)."""
+        results = self._analyse(text)
+        hit = [r for r in results if r.window.start < end and start < r.window.end] or results
+        with self._lock:
+            missing = [r for r in hit if r.second is None]
+        if missing:
+            self._second(missing)
+        out: dict[str, float] = {}
+        for r in hit:
+            for cat, s in (r.second or {}).items():
+                out[cat] = max(out.get(cat, 0.0), s)
+        return out
+
+
+def load_default(*, build_if_missing: bool = True, threads: int = 1) -> SemanticDetector:
+    """The detector over the cached build and the shipped heads; builds the model first when missing
+    (saying so on stderr), or raises BuildError when it is missing and `build_if_missing` is False."""
+    built = build.find()
+    if built is None:
+        if not build_if_missing:
+            raise BuildError(f"semantic model not built in {build.cache_root()}: run `warden models build`")
+        print("warden: building the semantic model on first use (about a minute, cached in "
+              f"{build.cache_root()})", file=sys.stderr, flush=True)
+        built = build.ensure(progress=build.stderr_progress)
+    path = heads_path()
+    if not path.is_file():
+        raise ModelsError(f"{path} missing: run `warden models train`")
+    return SemanticDetector(Runtime(built, threads=threads), Heads.load(path), load_categories())
