@@ -284,7 +284,8 @@ class Verifier:
     def _load_checkpoints(self, names: list[str]) -> None:
         for name in names:
             try:
-                signed = parse_checkpoint(self.source.read(name), name)
+                data = self.source.read(name)
+                signed = parse_checkpoint(data, name)
             except CheckpointFormatError as exc:
                 self.add(Code.CHECKPOINT_MALFORMED, str(exc), file=name)
                 continue
@@ -292,6 +293,10 @@ class Verifier:
                 self.add(Code.STORE_UNREADABLE, str(exc), file=name)
                 continue
             cp = signed.checkpoint
+            if signed.to_bytes() != data:
+                # The writer emits canonical bytes: any other form (even of the unsigned hint) was edited.
+                self.add(Code.CHECKPOINT_MALFORMED, "file is not the canonical form the writer produces",
+                         file=name, checkpoint=cp.n)
             if checkpoint_name(cp.n) != name:
                 self.add(Code.CHECKPOINT_MISPLACED, f"file holds checkpoint {cp.n}, expected by its name "
                          f"to hold another", file=name, checkpoint=cp.n)
@@ -468,6 +473,10 @@ class Verifier:
                         root = tree.root()
                         roots[tree.size] = root
                         for cp in targets.get(tree.size, ()):
+                            hint = self.checkpoints[cp.n].frontier
+                            if hint and hint != tree.frontier and root == cp.root:
+                                self.add(Code.CHECKPOINT_INVALID, "the unsigned frontier hint does not match "
+                                         "the tree", file=self.cp_file.get(cp.n), checkpoint=cp.n)
                             if root != cp.root:
                                 root_failures += 1
                                 if root_failures == 1:

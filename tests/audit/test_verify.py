@@ -5,10 +5,13 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from audit.canonical import encode
 from audit.checkpoint import parse_checkpoint
@@ -368,3 +371,25 @@ def test_newest_checkpoints_removed_from_a_running_log_show_as_a_long_tail(tmp_p
     abandon(log)
     report = run_verify(Built(tmp_path, directory, tmp_path / "keys"))
     assert_invalid(report, Code.CHECKPOINT_MISSING)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return build(tmp_path_factory.mktemp("template"), boots=2, checkpoints_per_boot=2, records=3)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_any_single_byte_change_in_any_file_is_detected(template: Built, tmp_path: Path,
+                                                        data: st.DataObject) -> None:
+    root = Path(tempfile.mkdtemp(dir=tmp_path)) / "case"
+    shutil.copytree(template.root, root)
+    built = Built(root, root / "log", root / "keys")
+    files = sorted(p for p in built.directory.rglob("*") if p.is_file())
+    target = data.draw(st.sampled_from(files))
+    content = bytearray(target.read_bytes())
+    at = data.draw(st.integers(0, len(content) - 1))
+    content[at] = data.draw(st.integers(0, 255).filter(lambda b: b != content[at]))
+    writable(target).write_bytes(bytes(content))
+    report = run_verify(built)
+    assert report.outcome == Outcome.INVALID, (target.name, at, report.problems)
