@@ -16,6 +16,8 @@ from mitmproxy import http
 from proxy.services import Services
 from proxy.stages.correlate import Correlate
 from proxy.stages.deadline import Deadline
+from proxy.stages.inspect_request import InspectRequest
+from proxy.stages.inspect_response import InspectResponse
 from proxy.stages.stream import Stream
 from proxy.stages.telemetry import Telemetry
 
@@ -28,8 +30,10 @@ def default_stages(services: Services) -> list[object]:
     """Our stages in hook order."""
     return [
         Correlate(services),  # requestheaders/request: id, route, limits, model
+        InspectRequest(services),  # request: detect, decide, block or rewrite the prompt
         Deadline(services),  # request: arm the upstream timeout; responseheaders: disarm
-        Stream(services.clock),  # responseheaders: SSE relay
+        Stream(services),  # responseheaders: SSE relay with the stream guard
+        InspectResponse(services),  # response: whole answers masked, pseudonyms restored, or blocked
         Telemetry(services),  # response/error: outcome and metrics
     ]
 

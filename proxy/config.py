@@ -50,6 +50,18 @@ class WardenConfig:
     upstream_tls_verify: bool = True
     model_allowlist: tuple[str, ...] = ()
     log_level: str = "info"
+    # -- guard (rules) --
+    rules: tuple[str, ...] = ()  # rule files on top of the builtin packs
+    request_pii: str = "mask"  # mask | pseudonymize | block: what PII rules do to prompts
+    block_status: int = 400  # status of a policy block
+    scan_unknown_routes: bool = False  # scan the raw body of routes Warden does not know
+    # -- observability (issue 6) --
+    lora_dir: str | None = None  # adapters' weight directories live here (checksums are computed only inside it)
+    lora_adapters: tuple[str, ...] = ()  # `name=path` entries (path absolute or relative to lora_dir)
+    base_model: str | None = None  # the served base model, when the upstream's /v1/models does not say
+    allow_model_admin: bool = False  # forward /v1/load_lora_adapter, /v1/unload_lora_adapter, /v2/repository/*
+    upstream_metrics: str | None = None  # path or URL of the upstream's Prometheus metrics to merge into ours
+    upstream_metrics_prefixes: tuple[str, ...] = ("vllm:", "sglang:", "llamacpp:", "tgi_", "nv_inference_")
 
     @property
     def readiness_path(self) -> str:
@@ -100,6 +112,13 @@ def parse_bool(value: object) -> bool:
     raise ConfigError(f"not a boolean: {value!r}")
 
 
+def parse_status(value: object) -> int:
+    text = str(value).strip()
+    if not text.isdigit() or not 400 <= int(text) <= 599:
+        raise ConfigError(f"not a 4xx or 5xx status: {value!r}")
+    return int(text)
+
+
 def parse_list(value: object) -> tuple[str, ...]:
     if isinstance(value, list | tuple):
         return tuple(str(v) for v in value)
@@ -114,6 +133,12 @@ _PARSERS: dict[str, Any] = {
     "max_body_bytes": parse_size,
     "upstream_tls_verify": parse_bool,
     "model_allowlist": parse_list,
+    "lora_adapters": parse_list,
+    "allow_model_admin": parse_bool,
+    "upstream_metrics_prefixes": parse_list,
+    "rules": parse_list,
+    "block_status": parse_status,
+    "scan_unknown_routes": parse_bool,
 }
 
 FIELD_NAMES = tuple(f.name for f in fields(WardenConfig))
@@ -171,6 +196,8 @@ def resolve(
         raise ConfigError(f"upstream must be http(s)://host[:port], got {upstream!r}")
     if merged.get("backend") and str(merged["backend"]) not in BACKEND_HEALTH_PATHS:
         raise ConfigError(f"backend must be one of {sorted(BACKEND_HEALTH_PATHS)}, got {merged['backend']!r}")
+    if merged.get("request_pii", "mask") not in ("mask", "pseudonymize", "block"):
+        raise ConfigError(f"request_pii must be mask, pseudonymize or block, got {merged['request_pii']!r}")
     if bool(merged.get("tls_cert")) != bool(merged.get("tls_key")):
         raise ConfigError("tls_cert and tls_key go together")
     merged["upstream"] = upstream.rstrip("/")

@@ -15,11 +15,18 @@ class ApiError:
     type: str
     code: str
     message: str
+    param: str | None = None
+    rules: tuple[str, ...] = ()  # rule ids behind a policy decision (never the matched text)
+
+    def payload(self) -> dict[str, object]:
+        error: dict[str, object] = {"message": self.message, "type": self.type, "code": self.code,
+                                    "param": self.param}
+        if self.rules:
+            error["rules"] = list(self.rules)
+        return {"error": error}
 
     def body(self) -> bytes:
-        return json.dumps(
-            {"error": {"message": self.message, "type": self.type, "code": self.code, "param": None}}
-        ).encode()
+        return json.dumps(self.payload()).encode()
 
     def response(self, request_id: str | None = None) -> http.Response:
         headers = {"Content-Type": "application/json"}
@@ -42,6 +49,22 @@ def body_too_large(limit: int) -> ApiError:
     return ApiError(
         413, "invalid_request_error", "request_too_large", f"The request body exceeds the limit of {limit} bytes."
     )
+
+
+def content_blocked(status: int, rules: tuple[str, ...], *, output: bool = False) -> ApiError:
+    what = "The model's answer" if output else "The request"
+    return ApiError(status, "invalid_request_error", "content_blocked",
+                    f"{what} was blocked by policy (rules: {', '.join(rules) or 'unknown'}).",
+                    param="output" if output else None, rules=rules)
+
+
+def invalid_json(detail: str) -> ApiError:
+    return ApiError(400, "invalid_request_error", "invalid_json", f"The request body is not valid JSON: {detail}")
+
+
+def unsupported_encoding(encoding: str) -> ApiError:
+    return ApiError(415, "invalid_request_error", "unsupported_content_encoding",
+                    f"Content-Encoding {encoding!r} cannot be inspected; send identity, gzip or deflate.")
 
 
 def internal_error(request_id: str) -> ApiError:

@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 from proxy.config import ConfigError, WardenConfig, resolve
+from proxy.guard import Guard, warm
 from proxy.logs import setup_logging
 from proxy.metrics import Metrics
 from proxy.server import StartupError, WardenProxy
 from proxy.services import Services
+from rules.errors import RulesError
 
 EXIT_CONFIG = 78  # EX_CONFIG
 log = logging.getLogger("warden.serve")
@@ -36,6 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tls-cert", dest="tls_cert", help="serve TLS (and HTTP/2) with this certificate (PEM)")
     p.add_argument("--tls-key", dest="tls_key", help="private key for --tls-cert (PEM)")
     p.add_argument("--log-level", dest="log_level", help="debug, info, warning, error (default info)")
+    p.add_argument("--rules", action="append", metavar="FILE",
+                   help="rule file on top of the builtin packs (repeatable; same formats as `warden scan`)")
+    p.add_argument("--request-pii", dest="request_pii", choices=("mask", "pseudonymize", "block"),
+                   help="what PII in prompts becomes (default mask; answers are always masked)")
+    p.add_argument("--block-status", dest="block_status", help="HTTP status of a policy block (default 400)")
+    p.add_argument("--scan-unknown-routes", dest="scan_unknown_routes", action="store_const", const=True,
+                   help="also scan the raw body of routes Warden does not know")
     return p
 
 
@@ -44,8 +53,20 @@ def config_from_args(args: argparse.Namespace) -> WardenConfig:
     return resolve(flags, config_file=args.config)
 
 
+def build_services(config: WardenConfig) -> Services:
+    """Everything start-up can refuse (bad rules: fail closed) is built here, before any port is opened."""
+    guard = Guard.load(config.rules, request_pii=config.request_pii)
+    warm(guard.policy)
+    return Services(config=config, metrics=Metrics(model_allowlist=config.model_allowlist), guard=guard)
+
+
 async def run(config: WardenConfig) -> int:
-    proxy = WardenProxy(Services(config=config, metrics=Metrics(model_allowlist=config.model_allowlist)))
+    try:
+        services = build_services(config)
+    except (RulesError, ValueError) as exc:
+        log.error("cannot start: %s", exc)
+        return EXIT_CONFIG
+    proxy = WardenProxy(services)
     try:
         await proxy.start()
     except StartupError as exc:

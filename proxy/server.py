@@ -68,6 +68,7 @@ class WardenProxy:
         self.master: Master | None = None
         self._confdir = tempfile.TemporaryDirectory(prefix="warden-mitm-")
         self._stopping = asyncio.Event()
+        self._background: set[asyncio.Task[object]] = set()
 
     @property
     def inflight(self) -> int:
@@ -104,10 +105,17 @@ class WardenProxy:
     def request_stop(self) -> None:
         self._stopping.set()
 
+    def request_reload(self) -> None:
+        """SIGHUP: recompile the rules in a worker thread; the old ones stay live if the new ones are bad."""
+        task = asyncio.get_running_loop().create_task(asyncio.to_thread(self.services.guard.reload))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     async def serve_until_stopped(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.request_stop)
+        loop.add_signal_handler(signal.SIGHUP, self.request_reload)
         await self._stopping.wait()
         await self.drain()
 

@@ -8,12 +8,18 @@ from dataclasses import dataclass, field
 
 from proxy.config import WardenConfig
 from proxy.digest import Digester
+from proxy.guard import Guard
+from proxy.lora import LoraRegistry
 from proxy.metrics import Metrics
+from proxy.tracing import Tracing
 
 
 @dataclass(frozen=True, slots=True)
 class Services:
     config: WardenConfig
     metrics: Metrics
+    guard: Guard
     clock: Callable[[], float] = field(default=time.perf_counter)
     digester: Digester = field(default_factory=Digester)
+    tracing: Tracing = field(default_factory=Tracing.disabled)  # OTEL_* (proxy/tracing.py)
+    lora: LoraRegistry | None = None  # adapters and base models the upstream serves (proxy/lora.py)

@@ -110,6 +110,8 @@ class FlowState:
     done: bool = False  # accounted for by telemetry (response or error seen)
     request_json: dict[str, Any] | None = None  # the parsed body, see stages.base.request_json
     request_json_parsed: bool = False
+    request_body: bytes | None = None  # the decoded body request_json parsed
+    request_body_error: Any = None  # proxy.errors.ApiError: why the body could not be parsed
 
     # -- guard: what the detection engine decided (never the matched text) ---------------------------------
     vault: Any = None  # rules.pseudonym.PseudonymVault shared by the request and its answer
@@ -122,6 +124,24 @@ class FlowState:
     output_digest: str | None = None  # keyed HMAC of the answer as the client got it, hex
 
     # -- observability (issue 6 adds its fields below this line) -------------------------------------------
+    trace_id: str | None = None  # W3C trace id (32 hex): ours when tracing, else the client's traceparent's
+    spans: Any = None  # proxy.tracing.FlowSpans while tracing is on
+    response_id: str | None = None  # the upstream's answer id (`chatcmpl-...`), an identifier, not content
+    response_model: str | None = None
+    lora_adapter: str | None = None  # the request's model when it names a LoRA adapter (or the one an admin call loads)
+    lora_weights_sha256: str | None = None  # SHA-256 over the adapter's files (proxy/lora.py)
+    base_model: str | None = None  # the adapter's parent, or the model itself when it is a base model
+    model_admin_action: str | None = None  # load_lora_adapter, unload_lora_adapter, ... on MODEL_ADMIN routes
+    model_admin_allowed: bool | None = None
+    policy_id: str | None = None  # guard stages: which policy judged this exchange ...
+    policy_version: str | None = None  # ... and its version (rules digest)
+    audit_seq: int | None = None  # audit_emit: the record's sequence number, when audit is on
+    # guard stages: (stage, kind, direction input|output, action) -> findings; stage -> seconds spent scanning;
+    # "request"/"response" -> rule ids that matched there; schema validation result valid|invalid|error.
+    guard_detections: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
+    guard_seconds: dict[str, float] = field(default_factory=dict)
+    guard_rules: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    schema_result: str | None = None
 
     @property
     def time_to_first_chunk(self) -> float | None:

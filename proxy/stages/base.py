@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mitmproxy import http
 
-from proxy.errors import internal_error
+from proxy.bodies import BodyError, decode
+from proxy.errors import internal_error, invalid_json
 from proxy.state import FlowState, Outcome, get_state
 
 log = logging.getLogger("warden.stage")
@@ -22,39 +24,64 @@ def fail_closed[Hook: Callable[..., Any]](hook: Hook) -> Hook:
     500 when no answer has been sent yet, or is killed when a response is already on its way.
     """
 
+    def fail(self: object, flow: http.HTTPFlow) -> None:
+        state = get_state(flow)
+        request_id = state.request_id if state else "-"
+        log.exception(
+            "stage failed; failing the exchange closed",
+            extra={"stage": type(self).__name__, "hook": hook.__name__, "request_id": request_id},
+        )
+        if state is not None:
+            state.outcome = Outcome.INTERNAL_ERROR
+            state.error_detail = f"{type(self).__name__}.{hook.__name__}"
+        if flow.response is None or not flow.response.stream:
+            flow.response = internal_error(request_id).response(request_id)
+        elif flow.killable:
+            flow.kill()
+
+    async def guarded(self: object, flow: http.HTTPFlow, pending: Awaitable[Any]) -> None:
+        try:
+            await pending
+        except Exception:
+            fail(self, flow)
+
     @functools.wraps(hook)
     def wrapper(self: object, flow: http.HTTPFlow, *args: Any) -> Any:
         try:
-            return hook(self, flow, *args)
+            result = hook(self, flow, *args)
         except Exception:
-            state = get_state(flow)
-            request_id = state.request_id if state else "-"
-            log.exception(
-                "stage failed; failing the exchange closed",
-                extra={"stage": type(self).__name__, "hook": hook.__name__, "request_id": request_id},
-            )
-            if state is not None:
-                state.outcome = Outcome.INTERNAL_ERROR
-                state.error_detail = f"{type(self).__name__}.{hook.__name__}"
-            if flow.response is None or not flow.response.stream:
-                flow.response = internal_error(request_id).response(request_id)
-            elif flow.killable:
-                flow.kill()
+            fail(self, flow)
             return None
+        if result is not None and inspect.isawaitable(result):  # work handed to a thread: guard it too
+            return guarded(self, flow, result)
+        return result
 
     return wrapper  # type: ignore[return-value]
 
 
-def request_json(flow: http.HTTPFlow, state: FlowState) -> dict[str, Any] | None:
-    """The request body as a JSON object, parsed at most once per flow; None when it is not one."""
+def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str, Any] | None:
+    """The request body as a JSON object, decoded (bounded) and parsed at most once per flow.
+
+    None when there is no body or it is not a JSON object; why is kept in `state.request_body_error`.
+    """
     if state.request_json_parsed:
         return state.request_json
     state.request_json_parsed = True
-    content = flow.request.raw_content
-    if content and "json" in flow.request.headers.get("content-type", "json"):
-        try:
-            parsed = json.loads(flow.request.get_content(strict=False) or b"")
-        except (ValueError, UnicodeDecodeError):
-            parsed = None
-        state.request_json = parsed if isinstance(parsed, dict) else None
+    raw = flow.request.raw_content
+    if not raw:
+        return None
+    try:
+        content = decode(raw, flow.request.headers.get("content-encoding", ""), limit)
+        parsed = json.loads(content)
+    except BodyError as exc:
+        state.request_body_error = exc.error
+        return None
+    except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
+        state.request_body_error = invalid_json(type(exc).__name__ + " at " + str(getattr(exc, "pos", "?")))
+        return None
+    state.request_body = content
+    if isinstance(parsed, dict):
+        state.request_json = parsed
+    else:
+        state.request_body_error = invalid_json("the body must be a JSON object")
     return state.request_json

@@ -48,7 +48,7 @@ class Correlate:
         state = get_state(flow)
         if state is None or flow.response is not None:
             return
-        body = request_json(flow, state)
+        body = request_json(flow, state, self.limit)
         if body is not None:
             model = body.get("model")
             state.model = model if isinstance(model, str) else None

@@ -1,21 +1,31 @@
 """Stage 3 (responseheaders): SSE responses are relayed event by event, never buffered (DESIGN section 4).
 
-The relay re-frames events from raw upstream chunks, stamps the time to first chunk and collects `usage`
-on the way, because mitmproxy keeps no body after a streamed response.
+The relay re-frames events from raw upstream chunks, guards their text (proxy/stream_guard.py) when the route
+is one we inspect, stamps the time to first chunk and collects `usage` on the way, because mitmproxy keeps
+no body after a streamed response.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 from collections.abc import Callable
 
 from mitmproxy import http
 
 from proxy.headers import strip_hop_by_hop
+from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
-from proxy.state import FlowState, get_state
+from proxy.stages.inspect_request import ACTION_VERDICT, INSPECTED_ROUTES
+from proxy.state import FlowState, Outcome, Verdict, get_state
+from proxy.stream_guard import StreamGuard
+from rules.findings import SEVERITY, Action
+from rules.pseudonym import PseudonymVault
+
+# Responses API streams end with one of these typed events instead of `data: [DONE]`.
+TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
 def record_usage(state: FlowState, usage: object) -> None:
@@ -32,29 +42,55 @@ def record_usage(state: FlowState, usage: object) -> None:
         state.usage.cached_tokens = details["cached_tokens"]
 
 
-# Responses API streams end with one of these typed events instead of `data: [DONE]`.
-TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+def record_stream_verdicts(state: FlowState, guard: StreamGuard) -> None:
+    """Copy what the stream guard decided into the flow state (called at the end and on errors)."""
+    verdicts = guard.verdicts
+    state.stage_verdicts["response"] = ACTION_VERDICT[verdicts.action].value
+    for rule, action in verdicts.rule_actions.items():
+        previous = state.rule_verdicts.get(rule)
+        if previous is None or SEVERITY[Action(previous)] < SEVERITY[action]:
+            state.rule_verdicts[rule] = action.value
+    for kind, n in verdicts.kind_counts.items():
+        state.finding_counts[kind] = state.finding_counts.get(kind, 0) + n
+    if SEVERITY[verdicts.action] > SEVERITY[Action(state.action)]:
+        state.action = verdicts.action.value
 
 
 class SseRelay:
-    """The `flow.response.stream` callable: raw chunks in, whole events out."""
+    """The `flow.response.stream` callable: raw chunks in, whole (guarded) events out."""
 
-    __slots__ = ("clock", "framer", "state")
+    __slots__ = ("clock", "framer", "guard", "hasher", "recorded", "state")
 
-    def __init__(self, state: FlowState, clock: Callable[[], float]) -> None:
+    def __init__(self, state: FlowState, clock: Callable[[], float], guard: StreamGuard | None,
+                 hasher: hmac.HMAC) -> None:
         self.state = state
         self.clock = clock
+        self.guard = guard
+        self.hasher = hasher
         self.framer = SseFramer()
+        self.recorded = False
 
     def __call__(self, chunk: bytes) -> list[bytes]:
         # Always a list: mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
         # chunked-encoding terminator and would end the client's stream early. [] holds data back.
         events = self.framer.feed(chunk) if chunk else self.framer.flush()  # b"" marks the end
-        if not events:
-            return []
+        out: list[bytes] = []
+        guard = self.guard
         for event in events:
             self.observe(event)
-        return [events[0].raw if len(events) == 1 else b"".join(e.raw for e in events)]
+            if guard is None:
+                out.append(event.raw)
+            else:
+                out += guard.on_event(event)
+        if not chunk and guard is not None:
+            out += guard.end()
+        if not chunk:
+            self.finish()
+        if not out:
+            return []
+        data = out[0] if len(out) == 1 else b"".join(out)
+        self.hasher.update(data)
+        return [data]
 
     def observe(self, event: SseEvent) -> None:
         data = event.data
@@ -66,15 +102,27 @@ class SseRelay:
             state.stream_complete = True
         if state.first_chunk_at is None:
             state.first_chunk_at = self.clock()
-        # Only the usage chunk is parsed: vLLM sends `"usage": null` on every other chunk.
+        # Only the usage chunk is parsed here: vLLM sends `"usage": null` on every other chunk.
         if b'"usage":' in data and b'"usage":null' not in data and b'"usage": null' not in data:
             with contextlib.suppress(ValueError, AttributeError):
                 record_usage(state, json.loads(data).get("usage"))
 
+    def finish(self) -> None:
+        """Record the guard's verdicts and the digest of what the client got; safe to call twice."""
+        if self.recorded:
+            return
+        self.recorded = True
+        self.state.output_digest = self.hasher.hexdigest()
+        if self.guard is not None:
+            record_stream_verdicts(self.state, self.guard)
+        else:
+            self.state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
+
 
 class Stream:
-    def __init__(self, clock: Callable[[], float]) -> None:
-        self.clock = clock
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.clock = services.clock
 
     @fail_closed
     def responseheaders(self, flow: http.HTTPFlow) -> None:
@@ -83,7 +131,26 @@ class Stream:
         strip_hop_by_hop(flow.response.headers)
         if state is None:
             return
+        flow.response.headers["x-warden-request-id"] = state.request_id
         content_type = flow.response.headers.get("content-type", "")
-        if content_type.startswith("text/event-stream"):
-            state.stream = True
-            flow.response.stream = SseRelay(state, self.clock)
+        if not content_type.startswith("text/event-stream"):
+            return
+        state.stream = True
+        # The action known so far (the prompt's); the answer's own verdict goes to metrics and audit.
+        flow.response.headers["x-warden-action"] = state.action
+        guard = None
+        if state.route in INSPECTED_ROUTES and 200 <= flow.response.status_code < 300:
+            vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
+
+            def on_block(rules: tuple[str, ...]) -> None:
+                state.outcome = Outcome.BLOCKED
+                state.blocked_rules = rules
+
+            guard = StreamGuard(self.services.guard.policy.response, vault, state.route,
+                                self.services.config.block_status, on_block)
+        flow.response.stream = SseRelay(state, self.clock, guard, self.services.digester.stream())
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        """A stream cut short (client gone, upstream gone): still record what was decided and sent."""
+        if flow.response is not None and isinstance(flow.response.stream, SseRelay):
+            flow.response.stream.finish()

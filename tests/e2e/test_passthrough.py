@@ -25,6 +25,22 @@ def proxy(standin: Process, start_proxy: ProxyFactory) -> Process:
     return start_proxy(standin.url)
 
 
+def sse_payloads(raw: bytes) -> list[dict[str, object]]:
+    events = [e for e in raw.split(b"\n\n") if e.startswith(b"data: ") and e != b"data: [DONE]"]
+    return [json.loads(e[6:]) for e in events]
+
+
+def sse_text(raw: bytes) -> str:
+    return "".join(
+        choice["delta"].get("content") or ""  # type: ignore[index, union-attr]
+        for payload in sse_payloads(raw) for choice in payload["choices"]  # type: ignore[attr-defined]
+    )
+
+
+def sse_usage(raw: bytes) -> object:
+    return [p["usage"] for p in sse_payloads(raw) if p.get("usage")]
+
+
 def client(base: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=base + "/v1", api_key="unused", max_retries=0, timeout=10)
 
@@ -46,7 +62,11 @@ def test_stream_with_awkward_splits_equals_direct(proxy: Process, standin: Proce
     direct = httpx.post(standin.url + "/v1/chat/completions", json=body, timeout=10)
     assert via.status_code == 200
     assert via.headers["content-type"].startswith("text/event-stream")
-    assert via.content == direct.content  # byte-exact, however the upstream cut its writes
+    # However the upstream cut its writes, the client gets whole events with the same text and usage.
+    # (The guard may hold back a few characters that could start a match, so event boundaries may move.)
+    assert sse_text(via.content) == sse_text(direct.content)
+    assert sse_usage(via.content) == sse_usage(direct.content)
+    assert via.content.endswith(b"data: [DONE]\n\n")
 
     stream = client(proxy.url).chat.completions.create(
         model="standin-base", messages=MESSAGES, stream=True,  # type: ignore[arg-type]

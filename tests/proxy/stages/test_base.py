@@ -47,10 +47,10 @@ def test_request_json_parses_once_and_tolerates_garbage() -> None:
     flow, state = flow_with_state()
     flow.request.headers["content-type"] = "application/json"
     flow.request.content = b'{"model": "m"}'
-    assert request_json(flow, state) == {"model": "m"}
+    assert request_json(flow, state, 1 << 20) == {"model": "m"}
     flow.request.content = b"changed"
-    assert request_json(flow, state) == {"model": "m"}  # cached: parsed once per flow
+    assert request_json(flow, state, 1 << 20) == {"model": "m"}  # cached: parsed once per flow
     other, other_state = flow_with_state()
     other.request.headers["content-type"] = "application/json"
     other.request.content = b"\xff{not json"
-    assert request_json(other, other_state) is None
+    assert request_json(other, other_state, 1 << 20) is None

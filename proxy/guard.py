@@ -1,0 +1,176 @@
+"""The detection engine as the proxy uses it: one compiled policy per direction, scans of extracted fields.
+
+Direction matters for PII: a prompt's PII is masked, or pseudonymized where configured (the model sees
+`<CN_MOBILE_1>`, the answer gets the real value back); an answer's PII is masked, since a placeholder means
+nothing to the client. Both scanners come from the same rule files, compiled once, swapped atomically on
+reload. No mitmproxy here: this module is the pure core of the inspect stages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from proxy.extract import TextField
+from rules import masking
+from rules.findings import SEVERITY, Action, Detector, FindingFilter
+from rules.loader import LoadedRules, load
+from rules.pseudonym import PseudonymVault
+from rules.scanner import Scanner, ScanResult
+
+log = logging.getLogger("warden.guard")
+
+REQUEST_PII_ACTIONS = ("mask", "pseudonymize", "block")
+
+
+def _with_pii_action(rules: LoadedRules, before: str, after: str) -> LoadedRules:
+    """The same rules with PII rules whose action is `before` switched to `after`."""
+    entries = tuple(
+        dataclasses.replace(e, fields={**e.fields, "action": after})
+        if e.type == "pii" and e.fields.get("action", "mask") == before else e
+        for e in rules.entries
+    )
+    return dataclasses.replace(rules, entries=entries)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    request: Scanner
+    response: Scanner
+
+    @property
+    def version(self) -> str:
+        return self.request.version
+
+
+def compile_policy(
+    paths: Sequence[str | Path], *, request_pii: str = "mask", extra_detectors: Sequence[Detector] = (),
+    filters: Sequence[FindingFilter] = (),
+) -> Policy:
+    """Load and compile the builtin packs plus `paths` for both directions (raises RuleFileError)."""
+    if request_pii not in REQUEST_PII_ACTIONS:
+        raise ValueError(f"request_pii must be one of {REQUEST_PII_ACTIONS}, got {request_pii!r}")
+    rules = load(paths, builtin=True)
+    if not any(e.fields.get("enabled", True) for e in rules.entries):
+        # Fail closed: an empty policy passes everything (DESIGN section 10.6).
+        raise ValueError("no enabled rules: an empty policy would pass everything")
+    request_rules = rules if request_pii == "mask" else _with_pii_action(rules, "mask", request_pii)
+    response_rules = _with_pii_action(rules, "pseudonymize", "mask")
+    return Policy(
+        Scanner(request_rules, extra_detectors=extra_detectors, filters=filters),
+        Scanner(response_rules, extra_detectors=extra_detectors, filters=filters),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class FieldScan:
+    field: TextField
+    result: ScanResult
+
+
+@dataclass(frozen=True, slots=True)
+class Inspection:
+    """What the guard found in one direction of one exchange: never the matched text."""
+
+    action: Action
+    scans: tuple[FieldScan, ...]
+    rewritten: tuple[tuple[TextField, str], ...]  # fields whose text changed, with the new text
+
+    @property
+    def rule_actions(self) -> dict[str, Action]:
+        out: dict[str, Action] = {}
+        for scan in self.scans:
+            for d in scan.result.decisions:
+                previous = out.get(d.finding.rule)
+                if previous is None or SEVERITY[d.action] > SEVERITY[previous]:
+                    out[d.finding.rule] = d.action
+        return out
+
+    @property
+    def kind_counts(self) -> Counter[str]:
+        return Counter(d.finding.kind for scan in self.scans for d in scan.result.decisions)
+
+    @property
+    def blocking_rules(self) -> tuple[str, ...]:
+        return tuple(sorted({d.finding.rule for s in self.scans for d in s.result.decisions
+                             if d.action is Action.BLOCK}))
+
+    @property
+    def alert(self) -> bool:
+        return any(s.result.alert for s in self.scans)
+
+
+def inspect(scanner: Scanner, fields: Sequence[TextField], vault: PseudonymVault) -> Inspection:
+    """Scan every field; compute the rewritten text of fields to mask or pseudonymize (none when blocked)."""
+    scans: list[FieldScan] = []
+    action = Action.ALLOW
+    for f in fields:
+        result = scanner.scan(f.text)
+        if result.findings:
+            scans.append(FieldScan(f, result))
+            if SEVERITY[result.action] > SEVERITY[action]:
+                action = result.action
+    rewritten: list[tuple[TextField, str]] = []
+    if action is not Action.BLOCK:
+        for scan in scans:
+            new = masking.apply(scan.field.text, scan.result, vault)
+            if new != scan.field.text:
+                rewritten.append((scan.field, new))
+    return Inspection(action, tuple(scans), tuple(rewritten))
+
+
+class Guard:
+    """The live policy, swappable at run time (SIGHUP, file change) without a moment of no policy."""
+
+    def __init__(self, policy: Policy, paths: Sequence[str | Path] = (), *, request_pii: str = "mask",
+                 extra_detectors: Sequence[Detector] = (), filters: Sequence[FindingFilter] = ()) -> None:
+        self.policy = policy
+        self.paths = tuple(str(p) for p in paths)
+        self.request_pii = request_pii
+        self._extra = tuple(extra_detectors)
+        self._filters = tuple(filters)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, paths: Sequence[str | Path] = (), *, request_pii: str = "mask",
+             extra_detectors: Sequence[Detector] = (), filters: Sequence[FindingFilter] = ()) -> Guard:
+        policy = compile_policy(paths, request_pii=request_pii, extra_detectors=extra_detectors, filters=filters)
+        return cls(policy, paths, request_pii=request_pii, extra_detectors=extra_detectors, filters=filters)
+
+    def reload(self) -> str | None:
+        """Recompile from the same files; on any error keep the old policy and return the reason.
+        Blocking (big word lists take a while): call it from a worker thread."""
+        with self._lock:
+            try:
+                policy = compile_policy(self.paths, request_pii=self.request_pii,
+                                        extra_detectors=self._extra, filters=self._filters)
+            except Exception as exc:  # a bad rule file must never take the live policy down
+                log.error("rule reload refused; the previous rules stay live", extra={"reason": str(exc)})
+                return str(exc)
+            warm(policy)
+            self.policy = policy  # one reference swap: every scan sees the old or the new policy
+            log.info("rules reloaded", extra={"policy_version": policy.version})
+            return None
+
+
+# RE2 builds its automata lazily: the first texts after a compile are several times slower. A new policy
+# scans a few representative texts before it goes live so the first real requests do not pay for that.
+_WARM_TEXTS = (
+    "我的手机号是13812345678，身份证110105199003071234，邮箱 someone@example.com。",
+    "Please call +86 138 1234 5678 or mail a.b@example.org; card 6222 0212 3456 7890 123.",
+    "How do I reset my password? 请帮我总结这篇文章的要点，谢谢。",
+)
+
+
+def warm(policy: Policy) -> None:
+    for text in _WARM_TEXTS:
+        policy.request.scan(text)
+        policy.response.scan(text)
+
+
+__all__ = ["Guard", "Inspection", "Policy", "compile_policy", "inspect", "warm"]

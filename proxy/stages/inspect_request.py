@@ -1,0 +1,134 @@
+"""Stage 2 (request): parse the body once, extract every text field, detect, decide, enforce.
+
+Block answers locally before anything reaches the model; mask and pseudonymize rewrite only the affected
+strings. Big bodies are scanned in a worker thread so one long prompt never stalls other streams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable
+
+from mitmproxy import http
+
+from proxy.errors import content_blocked
+from proxy.extract import TextField, put, request_texts
+from proxy.guard import Inspection, inspect
+from proxy.services import Services
+from proxy.stages.base import fail_closed, request_json
+from proxy.state import FlowState, Outcome, Route, Verdict, get_state
+from rules.findings import SEVERITY, Action
+from rules.pseudonym import PseudonymVault
+
+INSPECTED_ROUTES = frozenset(
+    {Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route.EMBEDDINGS, Route.KSERVE_V2, Route.TRITON_GENERATE}
+)
+OFFLOAD_CHARS = 32_000  # above this much text, scanning moves off the event loop (~1 ms of CPU per 4 KB)
+
+ACTION_VERDICT = {
+    Action.ALLOW: Verdict.PASS, Action.ANNOTATE: Verdict.ANNOTATE, Action.MASK: Verdict.MASK,
+    Action.PSEUDONYMIZE: Verdict.PSEUDONYMIZE, Action.BLOCK: Verdict.BLOCK,
+}
+
+
+def record(state: FlowState, stage: str, inspection: Inspection) -> None:
+    """Write one direction's decisions into the flow state (ids, kinds and counts; never text)."""
+    state.stage_verdicts[stage] = ACTION_VERDICT[inspection.action].value
+    for rule, action in inspection.rule_actions.items():
+        previous = state.rule_verdicts.get(rule)
+        if previous is None or SEVERITY[Action(previous)] < SEVERITY[action]:
+            state.rule_verdicts[rule] = action.value
+    for kind, n in inspection.kind_counts.items():
+        state.finding_counts[kind] = state.finding_counts.get(kind, 0) + n
+    if SEVERITY[inspection.action] > SEVERITY[Action(state.action)]:
+        state.action = inspection.action.value
+
+
+class InspectRequest:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.config = services.config
+
+    @fail_closed
+    def request(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        state = get_state(flow)
+        if state is None or flow.response is not None:
+            return None
+        if state.route not in INSPECTED_ROUTES:
+            if self.config.scan_unknown_routes:
+                self._scan_raw(flow, state)
+            else:
+                state.stage_verdicts["request"] = Verdict.SKIPPED.value
+                state.input_digest = self.services.digester.digest(flow.request.raw_content or b"")
+            return None
+        body = request_json(flow, state, self.config.max_body_bytes)
+        if body is None:
+            self._unparsed(flow, state)
+            return None
+        state.input_digest = self.services.digester.digest(state.request_body or b"")
+        fields = request_texts(state.route, body)
+        vault = PseudonymVault()
+        for f in fields:
+            vault.learn(f.text)  # placeholders sent back from an earlier turn keep their numbers
+        state.vault = vault
+        scanner = self.services.guard.policy.request
+        if sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
+            return self._inspect_off_loop(flow, state, body, fields, vault)
+        self._enforce(flow, state, body, inspect(scanner, fields, vault))
+        return None
+
+    async def _inspect_off_loop(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, object],
+                                fields: list[TextField], vault: PseudonymVault) -> None:
+        scanner = self.services.guard.policy.request
+        inspection = await asyncio.to_thread(inspect, scanner, fields, vault)
+        self._enforce(flow, state, body, inspection)
+
+    def _unparsed(self, flow: http.HTTPFlow, state: FlowState) -> None:
+        """No JSON object to inspect. An empty body has nothing to scan; anything else cannot be checked
+        and is refused rather than forwarded unseen (fail closed)."""
+        if not flow.request.raw_content:
+            state.stage_verdicts["request"] = Verdict.PASS.value
+            return
+        error = state.request_body_error
+        assert error is not None
+        state.outcome = Outcome.BAD_REQUEST
+        state.stage_verdicts["request"] = Verdict.ERROR.value
+        flow.response = error.response(state.request_id)
+
+    def _scan_raw(self, flow: http.HTTPFlow, state: FlowState) -> None:
+        """`scan_unknown_routes`: an unknown route's body, scanned as text when it is UTF-8 (undecodable
+        or compressed bodies are recorded as skipped, never as passed)."""
+        raw = flow.request.raw_content or b""
+        state.input_digest = self.services.digester.digest(raw)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            state.stage_verdicts["request"] = Verdict.SKIPPED.value
+            return
+        vault = PseudonymVault()
+        state.vault = vault
+        inspection = inspect(self.services.guard.policy.request, [TextField((), text)], vault)
+        record(state, "request", inspection)
+        if inspection.action is Action.BLOCK:
+            self._block(flow, state, inspection)
+        elif inspection.rewritten:
+            flow.request.content = inspection.rewritten[0][1].encode()
+
+    def _enforce(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, object],
+                 inspection: Inspection) -> None:
+        record(state, "request", inspection)
+        if inspection.action is Action.BLOCK:
+            self._block(flow, state, inspection)
+            return
+        if inspection.rewritten:
+            for field, text in inspection.rewritten:
+                put(body, field.path, text)
+            flow.request.content = json.dumps(body, ensure_ascii=False).encode()
+
+    def _block(self, flow: http.HTTPFlow, state: FlowState, inspection: Inspection) -> None:
+        state.outcome = Outcome.BLOCKED
+        state.blocked_rules = inspection.blocking_rules
+        response = content_blocked(self.config.block_status, inspection.blocking_rules).response(state.request_id)
+        response.headers["x-warden-action"] = Action.BLOCK.value
+        flow.response = response

@@ -1,0 +1,112 @@
+"""Stage 4 (response): whole answers get the same treatment as prompts (streams are guarded in the relay).
+
+Order matters: the answer is scanned as the model wrote it (placeholders and all), masked, and only then
+are the request's pseudonyms restored, so a value the client itself sent comes back intact while PII the
+model produced on its own is masked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable
+from typing import Any
+
+from mitmproxy import http
+
+from proxy.bodies import BodyError, decode
+from proxy.errors import ApiError, content_blocked
+from proxy.extract import TextField, put, response_texts
+from proxy.guard import Inspection, inspect
+from proxy.services import Services
+from proxy.stages.base import fail_closed
+from proxy.stages.inspect_request import INSPECTED_ROUTES, OFFLOAD_CHARS, record
+from proxy.state import FlowState, Outcome, Verdict, get_state
+from rules.findings import Action
+from rules.pseudonym import PseudonymVault
+
+# An answer may legitimately be bigger than a request; the bound only stops decompression bombs.
+RESPONSE_DECODE_LIMIT = 64 * 1024 * 1024
+
+
+class InspectResponse:
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.config = services.config
+
+    @fail_closed
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        state = get_state(flow)
+        assert flow.response is not None
+        if state is None or flow.response.stream or state.outcome is not Outcome.OK:
+            return None  # streams are guarded by the relay; our own answers (blocks, errors) need nothing
+        response = flow.response
+        response.headers["x-warden-request-id"] = state.request_id
+        if state.route not in INSPECTED_ROUTES or not 200 <= response.status_code < 300:
+            state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
+            self._finish(flow, state, response.raw_content or b"")
+            return None
+        try:
+            content = decode(response.raw_content or b"", response.headers.get("content-encoding", ""),
+                             RESPONSE_DECODE_LIMIT)
+            body = json.loads(content)
+        except (BodyError, ValueError, UnicodeDecodeError):
+            # An answer we cannot read cannot be checked: it is not passed on (fail closed).
+            self._refuse(flow, state, "the model server's answer is not valid JSON")
+            return None
+        if not isinstance(body, dict):
+            self._refuse(flow, state, "the model server's answer is not a JSON object")
+            return None
+        fields = response_texts(state.route, body)
+        vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
+        if sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
+            return self._inspect_off_loop(flow, state, body, content, fields, vault)
+        self._enforce(flow, state, body, content, fields, vault, inspect(self._scanner, fields, vault))
+        return None
+
+    @property
+    def _scanner(self) -> Any:
+        return self.services.guard.policy.response
+
+    async def _inspect_off_loop(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
+                                fields: list[TextField], vault: PseudonymVault) -> None:
+        inspection = await asyncio.to_thread(inspect, self._scanner, fields, vault)
+        self._enforce(flow, state, body, content, fields, vault, inspection)
+
+    def _enforce(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
+                 fields: list[TextField], vault: PseudonymVault, inspection: Inspection) -> None:
+        assert flow.response is not None
+        record(state, "response", inspection)
+        if inspection.action is Action.BLOCK:
+            state.outcome = Outcome.BLOCKED
+            state.blocked_rules = inspection.blocking_rules
+            error = content_blocked(self.config.block_status, inspection.blocking_rules, output=True)
+            flow.response = error.response(state.request_id)
+            self._finish(flow, state, flow.response.content or b"")
+            return
+        original = {f.path: f.text for f in fields}
+        final = dict(original)
+        for field, text in inspection.rewritten:
+            final[field.path] = text
+        if len(vault):
+            final = {path: vault.restore(text) for path, text in final.items()}
+        changed = [path for path, text in final.items() if text != original[path]]
+        for path in changed:
+            put(body, path, final[path])
+        if changed:
+            content = json.dumps(body, ensure_ascii=False).encode()
+            flow.response.content = content
+        self._finish(flow, state, content)
+
+    def _refuse(self, flow: http.HTTPFlow, state: FlowState, why: str) -> None:
+        state.outcome = Outcome.UPSTREAM_ERROR
+        state.stage_verdicts["response"] = Verdict.ERROR.value
+        flow.response = ApiError(502, "upstream_error", "invalid_upstream_response", why).response(state.request_id)
+        self._finish(flow, state, b"")
+
+    def _finish(self, flow: http.HTTPFlow, state: FlowState, content: bytes) -> None:
+        assert flow.response is not None
+        state.output_digest = self.services.digester.digest(content)
+        flow.response.headers["x-warden-action"] = state.action
+        flow.response.headers["x-warden-request-id"] = state.request_id
+

@@ -1,0 +1,309 @@
+"""Guarding streamed answers event by event (DESIGN section 4), for chat and completions SSE and the
+Responses API's typed events.
+
+Each text lane (a choice's content, a tool call's arguments, a Responses output part) has its own
+`rules.stream.StreamScanner`, which holds back only what could still become a match and never rescans
+released text, followed by a pseudonym restorer. Events are rewritten only when their text changed; the
+rest pass through byte for byte. A block ends the stream with an OpenAI-shaped error event and
+`data: [DONE]`, and everything after it is swallowed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy.errors import ApiError
+from proxy.extract import put, response_texts
+from proxy.guard import inspect
+from proxy.sse import SseEvent
+from proxy.state import Route
+from rules.findings import SEVERITY, Action
+from rules.policy import Decision
+from rules.pseudonym import PseudonymVault, StreamRestorer
+from rules.scanner import Scanner
+from rules.stream import StreamScanner, StreamStep
+
+LaneKey = tuple[Any, ...]
+DONE = b"data: [DONE]\n\n"
+
+
+def sse_data(obj: object) -> bytes:
+    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
+
+
+@dataclass(slots=True)
+class Lane:
+    scanner: StreamScanner
+    restorer: StreamRestorer
+    emitted: list[str] = field(default_factory=list)  # what the client got, for Responses `.done` events
+
+    def out(self, step: StreamStep) -> str:
+        text = self.restorer.feed(step.text) if step.text else ""
+        if text:
+            self.emitted.append(text)
+        return text
+
+    def flush(self) -> tuple[str, StreamStep]:
+        step = self.scanner.flush()
+        text = self.out(step)
+        tail = self.restorer.flush()
+        if tail:
+            self.emitted.append(tail)
+        return text + tail, step
+
+
+class StreamBlocked(Exception):
+    """A lane released a blocking decision; `text` is what it released before the blocking finding."""
+
+    def __init__(self, key: LaneKey, text: str) -> None:
+        super().__init__("stream blocked")
+        self.key = key
+        self.text = text
+
+
+@dataclass(slots=True)
+class StreamVerdicts:
+    """What the guard decided on this stream so far: fed into FlowState by the relay."""
+
+    action: Action = Action.ALLOW
+    rule_actions: dict[str, Action] = field(default_factory=dict)
+    kind_counts: dict[str, int] = field(default_factory=dict)
+    blocking_rules: tuple[str, ...] = ()
+
+    def add(self, decisions: tuple[Decision, ...]) -> None:
+        for d in decisions:
+            rule = d.finding.rule
+            if rule not in self.rule_actions or SEVERITY[d.action] > SEVERITY[self.rule_actions[rule]]:
+                self.rule_actions[rule] = d.action
+            self.kind_counts[d.finding.kind] = self.kind_counts.get(d.finding.kind, 0) + 1
+            if SEVERITY[d.action] > SEVERITY[self.action]:
+                self.action = d.action
+
+
+class StreamGuard:
+    """Not thread-safe: one per stream, fed from the stream callable."""
+
+    def __init__(self, scanner: Scanner, vault: PseudonymVault, route: Route, block_status: int,
+                 on_block: Callable[[tuple[str, ...]], None] | None = None) -> None:
+        self.scanner = scanner
+        self.vault = vault
+        self.route = route
+        self.block_status = block_status
+        self.on_block = on_block
+        self.lanes: dict[LaneKey, Lane] = {}
+        self.verdicts = StreamVerdicts()
+        self.ended = False  # blocked or failed: nothing more goes to the client
+
+    # -- lanes -------------------------------------------------------------------------------------------
+
+    def lane(self, key: LaneKey) -> Lane:
+        lane = self.lanes.get(key)
+        if lane is None:
+            lane = self.lanes[key] = Lane(StreamScanner(self.scanner, self.vault), self.vault.stream_restorer())
+        return lane
+
+    def feed(self, key: LaneKey, text: str) -> str:
+        lane = self.lane(key)
+        step = lane.scanner.feed(text)
+        self.verdicts.add(step.decisions)
+        out = lane.out(step)
+        if step.blocked:
+            raise StreamBlocked(key, out)
+        return out
+
+    def flush(self, key: LaneKey) -> str:
+        lane = self.lanes.get(key)
+        if lane is None:
+            return ""
+        text, step = lane.flush()
+        self.verdicts.add(step.decisions)
+        if step.blocked:
+            raise StreamBlocked(key, text)
+        return text
+
+    # -- events ------------------------------------------------------------------------------------------
+
+    def on_event(self, event: SseEvent) -> list[bytes]:
+        if self.ended:
+            return []
+        if event.data is None:
+            return [event.raw]  # comments and keep-alives carry no text
+        try:
+            if event.is_done:
+                return [*self.flush_all(), event.raw]
+            try:
+                obj = json.loads(event.data)
+            except (ValueError, UnicodeDecodeError):
+                return self.fail("the model server sent an event that is not JSON")
+            if not isinstance(obj, dict):
+                return self.fail("the model server sent an event that is not a JSON object")
+            if isinstance(obj.get("choices"), list):
+                return self.on_choices(event, obj)
+            kind = obj.get("type") if isinstance(obj.get("type"), str) else event.event
+            if isinstance(kind, str) and kind.startswith("response."):
+                return self.on_responses_event(event, obj, kind)
+            return [event.raw]
+        except StreamBlocked as blocked:
+            return self.block(blocked)
+
+    def on_choices(self, event: SseEvent, obj: dict[str, Any]) -> list[bytes]:
+        changed = False
+        before: list[bytes] = []
+        for position, choice in enumerate(obj["choices"]):
+            if not isinstance(choice, dict):
+                continue
+            index = choice.get("index", position)
+            delta = choice.get("delta")
+            if isinstance(delta, dict):  # chat
+                for key in ("content", "reasoning_content"):
+                    text = delta.get(key)
+                    if isinstance(text, str) and text:
+                        out = self.feed((index, key), text)
+                        changed |= out != text
+                        delta[key] = out
+                calls = delta.get("tool_calls")
+                if isinstance(calls, list):
+                    for n, call in enumerate(calls):
+                        function = call.get("function") if isinstance(call, dict) else None
+                        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+                            lane = (index, "tool", call.get("index", n))
+                            out = self.feed(lane, function["arguments"])
+                            changed |= out != function["arguments"]
+                            function["arguments"] = out
+            elif isinstance(choice.get("text"), str) and choice["text"]:  # completions
+                out = self.feed((index, "content"), choice["text"])
+                changed |= out != choice["text"]
+                choice["text"] = out
+            if choice.get("finish_reason") is not None:
+                changed |= self.finish_choice(index, choice, before, obj)
+        if not changed:
+            return [*before, event.raw]
+        return [*before, sse_data(obj)]
+
+    def finish_choice(self, index: Any, choice: dict[str, Any], before: list[bytes], obj: dict[str, Any]) -> bool:
+        """Release what a finished choice still holds, inside its last event (tool arguments in an event of
+        their own just before it)."""
+        changed = False
+        for key in [k for k in self.lanes if k[0] == index]:
+            tail = self.flush(key)
+            if not tail:
+                continue
+            changed = True
+            if key[1] == "tool":
+                call = {"index": key[2], "function": {"arguments": tail}}
+                extra = {k: v for k, v in obj.items() if k not in ("choices", "usage")}
+                before.append(sse_data({**extra, "choices": [
+                    {"index": index, "delta": {"tool_calls": [call]}, "finish_reason": None}]}))
+            elif isinstance(choice.get("delta"), dict):
+                choice["delta"][key[1]] = choice["delta"].get(key[1], "") + tail
+            else:
+                choice["text"] = choice.get("text", "") + tail
+        return changed
+
+    def on_responses_event(self, event: SseEvent, obj: dict[str, Any], kind: str) -> list[bytes]:
+        key = ("responses", obj.get("output_index"), obj.get("content_index"))
+        if kind == "response.output_text.delta" and isinstance(obj.get("delta"), str):
+            out = self.feed(key, obj["delta"])
+            if out == obj["delta"]:
+                return [event.raw]
+            obj["delta"] = out
+            return [self.reframe(event, obj)]
+        if kind == "response.output_text.done":
+            tail = self.flush(key)
+            before = []
+            if tail:
+                delta = {k: v for k, v in obj.items() if k not in ("text", "type", "sequence_number")}
+                before.append(self.reframe(event, {"type": "response.output_text.delta", **delta, "delta": tail},
+                                           "response.output_text.delta"))
+            lane = self.lanes.get(key)
+            obj["text"] = "".join(lane.emitted) if lane else obj.get("text", "")
+            return [*before, self.reframe(event, obj)]
+        return [self.mask_whole(event, obj)]
+
+    def mask_whole(self, event: SseEvent, obj: dict[str, Any]) -> bytes:
+        """Events that repeat finished text (`response.completed`, `...item.done`, `...part.done`) are
+        masked as whole answers: the same result the deltas got, by the stream scanner's invariant."""
+        changed = False
+        for container_key, route_body in (("response", lambda o: o), ("item", lambda o: {"output": [o]}),
+                                          ("part", lambda o: {"output": [{"content": [o]}]})):
+            inner = obj.get(container_key)
+            if not isinstance(inner, dict):
+                continue
+            wrapped = route_body(inner)
+            fields = response_texts(Route.RESPONSES, wrapped)
+            inspection = inspect(self.scanner, fields, self.vault)
+            self.verdicts.add(tuple(d for scan in inspection.scans for d in scan.result.decisions))
+            if inspection.action is Action.BLOCK:
+                raise StreamBlocked(("whole",), "")
+            new = {f.path: f.text for f in fields}
+            new.update({f.path: text for f, text in inspection.rewritten})
+            for f in fields:
+                text = self.vault.restore(new[f.path]) if len(self.vault) else new[f.path]
+                if text != f.text:
+                    put(wrapped, f.path, text)
+                    changed = True
+        return self.reframe(event, obj) if changed else event.raw
+
+    @staticmethod
+    def reframe(event: SseEvent, obj: dict[str, Any], name: str | None = None) -> bytes:
+        name = name or event.event
+        head = f"event: {name}\n".encode() if name else b""
+        return head + sse_data(obj)
+
+    def flush_all(self) -> list[bytes]:
+        """End of stream without finish events (or with lanes still holding text): release the rest."""
+        out: list[bytes] = []
+        for key in list(self.lanes):
+            tail = self.flush(key)
+            if tail:
+                out.append(self.text_event(key, tail))
+        return out
+
+    def text_event(self, key: LaneKey, text: str) -> bytes:
+        """A synthetic event carrying `text` for one lane, in the shape of the stream it belongs to."""
+        if key[0] == "responses":
+            return self.reframe(SseEvent(b"", "response.output_text.delta", None),
+                                {"type": "response.output_text.delta", "output_index": key[1],
+                                 "content_index": key[2], "delta": text})
+        if len(key) > 2 and key[1] == "tool":
+            return sse_data({"choices": [{"index": key[0], "delta": {"tool_calls": [
+                {"index": key[2], "function": {"arguments": text}}]}, "finish_reason": None}]})
+        if self.route is Route.COMPLETIONS:
+            return sse_data({"choices": [{"index": key[0], "text": text, "finish_reason": None}]})
+        return sse_data({"choices": [{"index": key[0], "delta": {key[1]: text}, "finish_reason": None}]})
+
+    def end(self) -> list[bytes]:
+        """The upstream's stream ended (b""): whatever lanes still hold is released."""
+        if self.ended:
+            return []
+        try:
+            return self.flush_all()
+        except StreamBlocked as blocked:
+            return self.block(blocked)
+
+    # -- endings -----------------------------------------------------------------------------------------
+
+    def block(self, blocked: StreamBlocked) -> list[bytes]:
+        """Release the text before the blocking finding, then an error event and [DONE]."""
+        self.ended = True
+        rules = tuple(sorted(r for r, a in self.verdicts.rule_actions.items() if a is Action.BLOCK))
+        self.verdicts.blocking_rules = rules
+        if self.on_block is not None:
+            self.on_block(rules)
+        out: list[bytes] = []
+        if blocked.text:
+            out.append(self.text_event(blocked.key, blocked.text))
+        error = ApiError(self.block_status, "invalid_request_error", "content_blocked",
+                         f"The model's answer was blocked by policy (rules: {', '.join(rules) or 'unknown'}).",
+                         param="output", rules=rules)
+        out.append(sse_data(error.payload()))
+        out.append(DONE)
+        return out
+
+    def fail(self, why: str) -> list[bytes]:
+        self.ended = True
+        error = ApiError(502, "upstream_error", "invalid_upstream_stream", why)
+        return [sse_data(error.payload()), DONE]
