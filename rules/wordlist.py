@@ -1,12 +1,17 @@
 """Word lists: categories of literal words matched in one pass over the compact view (DESIGN section 3).
 
-All words of all categories, normalized like texts are (NFKC, case fold, traditional -> simplified, skip
-characters removed), go into ONE RE2 alternation compiled with leftmost-longest semantics and run over the
-UTF-8 bytes; the matched text is looked up in a dict to find its rule. No per-word Python loop runs at scan
-time. Measured (10,000 mixed CJK/Latin words, 1 KB mixed text, this machine): RE2 alternation on bytes
-~4 us, RE2 Set on bytes ~3.5 us (but a Set gives no spans), RE2 alternation on str ~7 us (the wrapper
-re-encodes and maps offsets); see bench/ for the integrated figures. pyahocorasick was ~2.5x slower than
-RE2 in FACTS.md's measurement, so it is not used.
+All words of all categories, normalized like texts are (NFKC, lower case, traditional -> simplified, skip
+characters removed), go into ONE multi-pattern matcher; no per-word Python loop runs at scan time. Which
+matcher is measured, not assumed (2 cores, 1 KB mixed zh/en texts, scanned after 1,000 other texts):
+
+    10,000 words   RE2 alternation on bytes  p50 20-30 us, p99 ~1,000 us, max ~3,600 us
+                   pyahocorasick on str      p50 37-54 us, p99 70-100 us, max ~150 us
+    ~150 words     RE2 alternation on bytes  ~5 us (its lazily built DFA is small and warms at once)
+
+RE2 builds its DFA lazily: with a big list, every text that walks new states pays for building them, and the
+tail latency is ten times the Aho-Corasick automaton's, which is built completely up front. So lists above
+AHO_THRESHOLD words use Aho-Corasick (leftmost-longest, non-overlapping), smaller ones one RE2 alternation
+with leftmost-longest semantics. Both return the same matches.
 
 Words that start or end with an ASCII letter or digit need an ASCII boundary on that side ("ass" is not in
 "class"); CJK words need none. An allow-list of benign phrases suppresses any word match that lies inside an
@@ -15,16 +20,50 @@ allow-phrase match.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+import ahocorasick  # type: ignore[import-not-found]
 import re2
 
 from rules.findings import Finding
 from rules.normalize import NormalizeConfig, View, Views, iter_matches, normalize_literal
 from rules.pii import re2_options
 
-_ASCII_WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_ASCII_WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+AHO_THRESHOLD = 2000
+
+
+class _Matcher:
+    """Leftmost-longest non-overlapping matches of a set of literals, as (start, end, value) in characters."""
+
+    def __init__(self, literals: dict[str, tuple[str, str]]) -> None:
+        self._literals = literals
+        self._aho = None
+        self._re = None
+        if len(literals) > AHO_THRESHOLD:
+            aho = ahocorasick.Automaton()
+            for w, owner in literals.items():
+                aho.add_word(w, (len(w), owner))
+            aho.make_automaton()
+            self._aho = aho
+        elif literals:
+            self._re = re2.compile("|".join(re2.escape(w) for w in literals), re2_options(longest=True))
+
+    def __bool__(self) -> bool:
+        return bool(self._literals)
+
+    def matches(self, view: View) -> Iterator[tuple[int, int, tuple[str, str]]]:
+        if self._aho is not None:
+            for end, (n, owner) in self._aho.iter_long(view.text):
+                yield end + 1 - n, end + 1, owner
+        elif self._re is not None:
+            data = view.data
+            for spans in iter_matches(self._re, data):
+                s, e = spans[0]
+                start = view.char_index(s)
+                end = start + view.char_count(s, e)
+                yield start, end, self._literals[view.text[start:end]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,30 +78,26 @@ class WordListDetector:
     """All word rules compiled into one alternation (plus one for the allow-list)."""
 
     def __init__(self, rules: Sequence[WordRule], config: NormalizeConfig) -> None:
-        self._owner: dict[bytes, tuple[str, str]] = {}
-        allow: set[str] = set()
+        owner: dict[str, tuple[str, str]] = {}
+        allow: dict[str, tuple[str, str]] = {}
         for r in rules:
             for w in r.words:
                 n = normalize_literal(w, config)
                 if n:
-                    self._owner.setdefault(n.encode(), (r.rule, r.category))
-            allow.update(a for a in (normalize_literal(a, config) for a in r.allow) if a)
-        opts = re2_options(longest=True)
-        self._re = self._alternation([w.decode() for w in self._owner], opts)
-        self._allow = self._alternation(sorted(allow), opts)
-        words = [w.decode() for w in self._owner]
-        self.max_len = max((len(w) for w in (*words, *allow)), default=0)
+                    owner.setdefault(n, (r.rule, r.category))
+            for a in r.allow:
+                n = normalize_literal(a, config)
+                if n:
+                    allow.setdefault(n, (r.rule, "allow"))
+        self._count = len(owner)
+        self._words = _Matcher(owner)
+        self._allow = _Matcher(allow)
+        self.max_len = max((len(w) for w in (*owner, *allow)), default=0)
         # Every prefix of every word or allow phrase: the stream holds back a tail only while it could still
         # grow into one of them.
-        self._prefixes = frozenset(w[:i] for w in (*words, *allow) for i in range(1, len(w) + 1))
+        self._prefixes = frozenset(w[:i] for w in (*owner, *allow) for i in range(1, len(w) + 1))
         self._skip = config.skip_chars
         self._max_skip = config.max_skip
-
-    @staticmethod
-    def _alternation(words: Sequence[str], opts: re2.Options) -> re2._Regexp | None:
-        if not words:
-            return None
-        return re2.compile("|".join(re2.escape(w) for w in words), opts)
 
     @property
     def name(self) -> str:
@@ -73,35 +108,32 @@ class WordListDetector:
         return self.max_len
 
     def __len__(self) -> int:
-        return len(self._owner)
+        return self._count
 
     def detect_views(self, views: Views) -> list[Finding]:
-        if self._re is None:
+        if not self._words:
             return []
         view = views.compact
-        data = view.data
+        text = view.text
+        n = len(text)
         hits: list[tuple[int, int, str, str]] = []
-        for spans in iter_matches(self._re, data):
-            s, e = spans[0]
-            word = data[s:e]
-            if (word[0] in _ASCII_WORD and s > 0 and data[s - 1] in _ASCII_WORD) or (
-                word[-1] in _ASCII_WORD and e < len(data) and data[e] in _ASCII_WORD
+        for s, e, (rule, category) in self._words.matches(view):
+            if (text[s] in _ASCII_WORD and s > 0 and text[s - 1] in _ASCII_WORD) or (
+                text[e - 1] in _ASCII_WORD and e < n and text[e] in _ASCII_WORD
             ):
                 continue
-            rule, category = self._owner[word]
             hits.append((s, e, rule, category))
         if not hits:
             return []
-        if self._allow is not None:
-            allowed = [spans[0] for spans in iter_matches(self._allow, data)]
+        if self._allow:
+            allowed = [(a, b) for a, b, _ in self._allow.matches(view)]
             if allowed:
                 hits = [h for h in hits if not any(a <= h[0] and h[1] <= b for a, b in allowed)]
-        return [self._finding(view, *h) for h in hits]
-
-    @staticmethod
-    def _finding(view: View, s: int, e: int, rule: str, category: str) -> Finding:
-        start, end = view.raw_span(view.char_index(s), view.char_index(e))
-        return Finding(kind="word", category=category, start=start, end=end, rule=rule, valid=None)
+        out = []
+        for s, e, rule, category in hits:
+            start, end = view.raw_span(s, e)
+            out.append(Finding(kind="word", category=category, start=start, end=end, rule=rule, valid=None))
+        return out
 
     def viable_start(self, view: View) -> int:
         """Index in `view.text` where the longest suffix that could still grow into a word begins."""
