@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import functools
 import re
-from itertools import accumulate, chain
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
+from itertools import accumulate, chain
 from typing import Any
 
 import re2
@@ -102,6 +102,11 @@ def _apply_edits(src: str, edits: list[tuple[int, int, str]]) -> tuple[str, Offs
     reps = [r for _, _, r in edits]
     text = "".join(chain.from_iterable(zip(pieces, [*reps, ""], strict=True)))
     return text, OffsetMap(ns, ne, rs, re_)
+
+
+def found_in(regexp: Any, data: bytes) -> bool:
+    """Whether a compiled RE2 matches anywhere in `data` (RE2's matcher directly: no Match object)."""
+    return bool(regexp._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] >= 0)
 
 
 def iter_matches(regexp: Any, data: bytes, pos: int = 0) -> Iterator[list[tuple[int, int]]]:
@@ -251,11 +256,11 @@ def _translate(raw: str, t2s: bool) -> tuple[str, OffsetMap | None]:
         return raw, None
     tables = _tables(t2s)
     data = raw.encode("utf-8", "surrogatepass")
-    if tables.any_change.search(data) is None:
+    if not found_in(tables.any_change, data):
         return raw, None
     table = tables.table
     text, omap = raw, None
-    if tables.any_var.search(data) is not None:
+    if found_in(tables.any_var, data):
         # Only characters that vanish or expand move offsets; they get edits, the rest is one to one.
         text, omap = _apply_edits(raw, [(m.start(), m.end(), table[m.group()]) for m in tables.var.finditer(raw)])
     return tables.runs.sub(lambda m: "".join([table.get(c, c) for c in m.group()]), text), omap
