@@ -393,3 +393,34 @@ def test_any_single_byte_change_in_any_file_is_detected(template: Built, tmp_pat
     writable(target).write_bytes(bytes(content))
     report = run_verify(built)
     assert report.outcome == Outcome.INVALID, (target.name, at, report.problems)
+
+
+def test_verifying_a_live_log_while_it_is_written(tmp_path: Path) -> None:
+    """The writer seals, checkpoints and appends during verification: never an error, at most warnings."""
+    import threading
+
+    directory = tmp_path / "log"
+    log = AuditLog.open(config(directory, "live", checkpoint_interval=0.02))
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            log.append("exchange", {"n": i})
+            i += 1
+            if i % 50 == 0:
+                stop.wait(0.001)
+
+    assert log.checkpoint_now(10)
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        built = Built(tmp_path, directory, tmp_path / "keys")
+        for _ in range(8):
+            report = run_verify(built)
+            assert report.outcome == Outcome.VALID, report.problems
+    finally:
+        stop.set()
+        thread.join()
+        assert log.close(10)
+    assert run_verify(built).problems == ()
