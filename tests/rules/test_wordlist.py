@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from rules import wordlist
 from rules.normalize import NormalizeConfig, Views, compact_view
 from rules.wordlist import WordListDetector, WordRule
 
@@ -66,3 +69,17 @@ def test_viable_start_holds_back_only_a_possible_word_start() -> None:
     assert hold("hello world") == ""
     assert hold("please take my ex") == "take my ex"
     assert hold("枪手") == "枪手"  # a whole word is held: it might grow into the allowed 枪手机
+
+
+def test_aho_corasick_and_re2_engines_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    words = (*(f"词{i}" for i in range(50)), "代考", "代考机构", "考机", "take my exam", "exam", "my")
+    words = (*words, "ab", "abc", "bcd")
+    rules = [WordRule("w", "c", words, allow=("代考机构地址",))]
+    texts = ["找代考机构", "代考机构地址在哪", "take my exam now", "abcd bcd ab", "词1词12词123", "x代考考机"]
+    monkeypatch.setattr(wordlist, "AHO_THRESHOLD", 10**9)
+    re2_engine = WordListDetector(rules, CONFIG)
+    monkeypatch.setattr(wordlist, "AHO_THRESHOLD", 0)
+    aho_engine = WordListDetector(rules, CONFIG)
+    for text in texts:
+        views = Views(text, CONFIG)
+        assert re2_engine.detect_views(views) == aho_engine.detect_views(views), text
