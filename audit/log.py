@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import os
 import secrets
 import socket
@@ -321,6 +322,15 @@ class AuditLog:
     def digest(self, data: bytes) -> str:
         """Keyed digest (HMAC-SHA256 with the digest key, hex) for input/output content."""
         return digest_hex(self._digest_key, data)
+
+    def digest_stream(self) -> hmac.HMAC:
+        """An incremental keyed digest (same key as `digest`), for answers that arrive in chunks."""
+        return hmac.new(self._digest_key, digestmod=hashlib.sha256)
+
+    @property
+    def digest_key(self) -> bytes:
+        """The digest key itself, for in-process digesters that must agree with the records (never log it)."""
+        return self._digest_key
 
     def anchor_lag_seconds(self) -> float:
         """Age of the oldest appended record not yet covered by a stored checkpoint (0 when none)."""

@@ -61,6 +61,11 @@ def test_append_is_durable_and_keyed(tmp_path: Path) -> None:
     digest = log.digest(b"110101199003074578")
     assert len(digest) == 64 and digest != hashlib.sha256(b"110101199003074578").hexdigest()
     assert digest == log.digest(b"110101199003074578")
+    stream = log.digest_stream()
+    stream.update(b"110101")
+    stream.update(b"199003074578")
+    assert stream.hexdigest() == digest
+    assert (tmp_path / "keys" / "digest.key").read_text().strip() == log.digest_key.hex()
     assert log.close(10)
     assert (tmp_path / "keys" / "signing.pub.pem").is_file()
     assert [r["kind"] for r in records(tmp_path / "log")] == ["epoch_start", "exchange", "shutdown"]
