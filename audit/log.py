@@ -483,10 +483,11 @@ class AuditLog:
                 while not self._pending and not self._seal_requested and not self._stop_writer:
                     self._work.wait()
                 if self._pending and window > 0 and not self._seal_requested and not self._stop_writer:
-                    # Group commit: let a batch gather for at most one window after its first record.
-                    deadline = self._pending[0][1] + window
+                    # Group commit: let a batch gather for at most one window. Monotonic time, not the
+                    # injected wall clock, so a clock step can never hold records back.
+                    deadline = time.monotonic() + window
                     while len(self._pending) < self.config.max_batch:
-                        left = deadline - self._clock()
+                        left = deadline - time.monotonic()
                         if left <= 0 or not self._work.wait(left):
                             break
                 batch, self._pending = self._pending, []
@@ -607,6 +608,10 @@ class AuditLog:
     def _roll_once(self) -> None:
         cfg = self.config
         now = self._clock()
+        if now < self._last_anchor_time or now < self._epoch_started:
+            # The wall clock stepped back: restart the schedules from now rather than stall them.
+            self._last_anchor_time = min(self._last_anchor_time, now - cfg.checkpoint_interval)
+            self._epoch_started = min(self._epoch_started, now)
         force, self._force_checkpoint = self._force_checkpoint, False
         if self._mirror_backlog and now >= self._next_attempt:
             self._mirror()

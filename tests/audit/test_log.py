@@ -303,3 +303,14 @@ def test_health_and_mirror_backlog_after_restart(tmp_path: Path) -> None:
     assert newest.is_file()
     assert log.close(10)
     assert run_verify(Built(tmp_path, mirror, tmp_path / "keys")).problems == ()
+
+
+def test_wall_clock_stepping_back_does_not_stall_anything(tmp_path: Path) -> None:
+    clock = FakeClock()
+    log = AuditLog.open(config(tmp_path / "log", "b", clock=clock, checkpoint_interval=5.0))
+    clock.advance(-3600)
+    ticket = log.append("exchange", exchange(0))
+    assert ticket.wait(5)
+    eventually(lambda: log.head is not None, timeout=5)
+    assert log.close(10)
+    assert run_verify(built_of(tmp_path / "log")).outcome == Outcome.VALID
