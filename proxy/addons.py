@@ -18,8 +18,10 @@ from proxy.stages.correlate import Correlate
 from proxy.stages.deadline import Deadline
 from proxy.stages.inspect_request import InspectRequest
 from proxy.stages.inspect_response import InspectResponse
+from proxy.stages.lora import Lora
 from proxy.stages.stream import Stream
 from proxy.stages.telemetry import Telemetry
+from proxy.stages.trace import Trace
 
 FLOW_HOOKS = ("requestheaders", "request", "responseheaders", "response", "error")
 
@@ -30,7 +32,9 @@ def default_stages(services: Services) -> list[object]:
     """Our stages in hook order."""
     return [
         Correlate(services),  # requestheaders/request: id, route, limits, model
+        Lora(services),  # request: LoRA provenance; model admin routes denied unless allowed
         InspectRequest(services),  # request: detect, decide, block or rewrite the prompt
+        Trace(services),  # requestheaders: SERVER span; request: CLIENT span, traceparent to the upstream
         Deadline(services),  # request: arm the upstream timeout; responseheaders: disarm
         Stream(services),  # responseheaders: SSE relay with the stream guard
         InspectResponse(services),  # response: whole answers masked, pseudonyms restored, or blocked

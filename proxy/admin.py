@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from proxy.config import WardenConfig
 from proxy.httpget import ProbeError, http_get
@@ -91,5 +91,5 @@ class AdminServer:
             body = json.dumps({"ready": ok, "reason": reason}).encode() + b"\n"
             return ("200 OK" if ok else "503 Service Unavailable"), "application/json", body
         if path == "/metrics":
-            return "200 OK", CONTENT_TYPE_LATEST, generate_latest(self.metrics.registry)
+            return "200 OK", CONTENT_TYPE_LATEST, await self.metrics.exposition()
         return "404 Not Found", "text/plain", b"not found\n"

@@ -28,11 +28,11 @@ log = logging.getLogger("warden.guard")
 REQUEST_PII_ACTIONS = ("mask", "pseudonymize", "block")
 
 
-def _with_pii_action(rules: LoadedRules, before: str, after: str) -> LoadedRules:
+def _with_pii_action(rules: LoadedRules, before: Action, after: Action) -> LoadedRules:
     """The same rules with PII rules whose action is `before` switched to `after`."""
     entries = tuple(
         dataclasses.replace(e, fields={**e.fields, "action": after})
-        if e.type == "pii" and e.fields.get("action", "mask") == before else e
+        if e.type == "pii" and Action(e.fields.get("action", Action.MASK)) is before else e
         for e in rules.entries
     )
     return dataclasses.replace(rules, entries=entries)
@@ -59,8 +59,8 @@ def compile_policy(
     if not any(e.fields.get("enabled", True) for e in rules.entries):
         # Fail closed: an empty policy passes everything (DESIGN section 10.6).
         raise ValueError("no enabled rules: an empty policy would pass everything")
-    request_rules = rules if request_pii == "mask" else _with_pii_action(rules, "mask", request_pii)
-    response_rules = _with_pii_action(rules, "pseudonymize", "mask")
+    request_rules = rules if request_pii == "mask" else _with_pii_action(rules, Action.MASK, Action(request_pii))
+    response_rules = _with_pii_action(rules, Action.PSEUDONYMIZE, Action.MASK)
     return Policy(
         Scanner(request_rules, extra_detectors=extra_detectors, filters=filters),
         Scanner(response_rules, extra_detectors=extra_detectors, filters=filters),

@@ -37,7 +37,7 @@ _OWNERS = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama_cpp", "llama.c
 Fetch = Callable[[str], Awaitable[tuple[int, bytes]]]
 
 
-class LoraError(Exception):
+class LoraError(ValueError):
     """An adapter directory cannot be checksummed; the message names the path and the reason."""
 
 
@@ -166,6 +166,7 @@ class LoraRegistry:
         self._loaded = False
         self._refreshing: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[str | None]] = set()  # strong references while they run
 
     # -- request path (sync, O(1)) ------------------------------------------------------------------------
 
@@ -287,12 +288,18 @@ class LoraRegistry:
         future.set_result(value)
         return value
 
-    def add_adapter(self, name: str, path: str | None) -> None:
-        """An adapter loaded through the admin route: known at once, checksummed in the background."""
+    def add_adapter(self, name: str, path: str | None) -> asyncio.Task[str | None] | None:
+        """An adapter loaded through the admin route: known at once, checksummed in the background (the task
+        is returned so the caller may wait for it, bounded)."""
         self._models[name] = ModelInfo(name, self.base_model, True, path)
-        with contextlib.suppress(RuntimeError):
-            asyncio.get_running_loop().create_task(self.checksum(name))
         self.schedule_refresh()
+        try:
+            task = asyncio.get_running_loop().create_task(self.checksum(name))
+        except RuntimeError:
+            return None
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     def remove_adapter(self, name: str) -> None:
         self._models.pop(name, None)

@@ -14,6 +14,7 @@ from proxy.logs import setup_logging
 from proxy.metrics import Metrics
 from proxy.server import StartupError, WardenProxy
 from proxy.services import Services
+from proxy.upstream_metrics import observability
 from rules.errors import RulesError
 
 EXIT_CONFIG = 78  # EX_CONFIG
@@ -45,6 +46,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--block-status", dest="block_status", help="HTTP status of a policy block (default 400)")
     p.add_argument("--scan-unknown-routes", dest="scan_unknown_routes", action="store_const", const=True,
                    help="also scan the raw body of routes Warden does not know")
+    p.add_argument("--lora-dir", dest="lora_dir", help="directory of LoRA adapter weights (checksums)")
+    p.add_argument("--lora-adapter", dest="lora_adapters", action="append", metavar="NAME=PATH",
+                   help="an adapter the upstream serves and its weights path (repeatable)")
+    p.add_argument("--base-model", dest="base_model", help="the served base model, if /v1/models does not say")
+    p.add_argument("--allow-model-admin", dest="allow_model_admin", action="store_const", const=True,
+                   help="forward the upstream's adapter/model load and unload routes (denied by default)")
+    p.add_argument("--upstream-metrics", dest="upstream_metrics", metavar="PATH_OR_URL",
+                   help="merge the upstream's Prometheus metrics (e.g. /metrics) into ours")
+    p.add_argument("--upstream-metrics-prefix", dest="upstream_metrics_prefixes", action="append",
+                   metavar="PREFIX", help="metric name prefixes to merge (repeatable; default vllm:, sglang:, ...)")
     return p
 
 
@@ -57,7 +68,8 @@ def build_services(config: WardenConfig) -> Services:
     """Everything start-up can refuse (bad rules: fail closed) is built here, before any port is opened."""
     guard = Guard.load(config.rules, request_pii=config.request_pii)
     warm(guard.policy)
-    return Services(config=config, metrics=Metrics(model_allowlist=config.model_allowlist), guard=guard)
+    metrics = Metrics(model_allowlist=config.model_allowlist)
+    return Services(config=config, metrics=metrics, guard=guard, **observability(config, metrics))
 
 
 async def run(config: WardenConfig) -> int:

@@ -21,6 +21,7 @@ sends it with `extra_body={"standin": {...}}`; a real server ignores it):
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import json
 import socket
@@ -164,8 +165,12 @@ class StandinHandler(BaseHTTPRequestHandler):
                     break
                 chunks.append(self.rfile.read(size))
                 self.rfile.readline()
-            return b"".join(chunks)
-        return self.rfile.read(length) if length else b""
+            raw = b"".join(chunks)
+        else:
+            raw = self.rfile.read(length) if length else b""
+        if self.headers.get("Content-Encoding", "").lower() == "gzip":
+            raw = gzip.decompress(raw)
+        return raw
 
     # ---- routes ---------------------------------------------------------------------------------------------
 
@@ -186,11 +191,20 @@ class StandinHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         elif path.startswith("/echo"):
             self.send_json(200, self.echo_payload(b""))
+        elif path == "/_standin/last":
+            # What the model server last received: lets tests see what the proxy forwarded.
+            data = self.server.last_body
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         else:
             self.send_error_json(404, f"no route {path}", "not_found")
 
     def do_POST(self) -> None:
         raw = self.read_body()
+        self.server.last_body = raw
         path = self.path.split("?", 1)[0]
         if path.startswith("/echo"):
             self.send_json(200, self.echo_payload(raw))
@@ -375,6 +389,7 @@ class StandinServer(ThreadingHTTPServer):
         self.prefix_cache = PrefixCache()
         self.counters = Counters()
         self.aborted_streams = 0
+        self.last_body = b""
 
     def models_payload(self) -> dict[str, Any]:
         return {

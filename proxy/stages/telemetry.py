@@ -1,17 +1,86 @@
-"""Stage 5 (response, error): close the books on an exchange: outcome, status, metrics."""
+"""Stage 5 (responseheaders, response, error): close the books on an exchange: outcome, status, metrics,
+spans, and the one exchange log line (ids and figures, never content). It runs last, after every stage that
+fills the flow state.
+
+Hot path: metric children are cached (proxy/metrics.py ChildCache); response facts for spans (answer id,
+model, finish reasons) are read only while a span is recording.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
+from collections.abc import Callable
+from typing import Any
 
 from mitmproxy import http
 
 from proxy.services import Services
 from proxy.stages.stream import record_usage
-from proxy.state import FlowState, Outcome, get_state
+from proxy.state import FlowState, Outcome, Route, get_state
 
 log = logging.getLogger("warden.exchange")
+
+# Answer identity in SSE chunks, read from the bytes the client gets: the top-level `id` and `model` come
+# first in every OpenAI-style chunk; content cannot fake them (its quotes are escaped).
+_ID = re.compile(rb'"id":\s*"([^"\\]{1,200})"')
+_MODEL = re.compile(rb'"model":\s*"([^"\\]{1,200})"')
+_FINISH = re.compile(rb'"finish_reason":\s*"([A-Za-z_]{1,40})"')
+MAX_FINISH_REASONS = 16
+_GENAI_ROUTES = frozenset({Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route.EMBEDDINGS, Route.TRITON_GENERATE})
+
+
+def peek_chunk(data: bytes, state: FlowState) -> None:
+    """Answer id, model and finish reasons from relayed SSE bytes (tracing only)."""
+    if state.response_id is None:
+        match = _ID.search(data)
+        if match:
+            state.response_id = match.group(1).decode("utf-8", "replace")
+    if state.response_model is None:
+        match = _MODEL.search(data)
+        if match:
+            state.response_model = match.group(1).decode("utf-8", "replace")
+    if b'"finish_reason":"' in data or b'"finish_reason": "' in data:
+        for match in _FINISH.finditer(data):
+            reason = match.group(1).decode()
+            if reason not in state.finish_reasons and len(state.finish_reasons) < MAX_FINISH_REASONS:
+                state.finish_reasons.append(reason)
+
+
+class StreamPeek:
+    """Wraps the stream callable the relay installed; everything else is delegated to it."""
+
+    __slots__ = ("inner", "state")
+
+    def __init__(self, inner: Callable[[bytes], Any], state: FlowState) -> None:
+        self.inner = inner
+        self.state = state
+
+    def __call__(self, chunk: bytes) -> Any:
+        out = self.inner(chunk)
+        if out:
+            for piece in out if isinstance(out, list) else (out,):
+                if piece:
+                    peek_chunk(piece, self.state)
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def record_answer(state: FlowState, body: dict[str, Any]) -> None:
+    """Answer id, model and finish reasons from a whole JSON answer."""
+    if isinstance(body.get("id"), str):
+        state.response_id = body["id"][:200]
+    if isinstance(body.get("model"), str):
+        state.response_model = body["model"][:200]
+    choices = body.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
+        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+        if isinstance(reason, str) and reason not in state.finish_reasons \
+                and len(state.finish_reasons) < MAX_FINISH_REASONS:
+            state.finish_reasons.append(reason[:40])
 
 
 def classify_error(flow: http.HTTPFlow, state: FlowState) -> Outcome:
@@ -32,6 +101,14 @@ class Telemetry:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.metrics = services.metrics
+        self.tracing = services.tracing
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        state = get_state(flow)
+        if state is None or state.spans is None or flow.response is None:
+            return
+        if callable(flow.response.stream) and state.spans.server.is_recording():
+            flow.response.stream = StreamPeek(flow.response.stream, state)
 
     def response(self, flow: http.HTTPFlow) -> None:
         state = get_state(flow)
@@ -41,8 +118,8 @@ class Telemetry:
         state.status = flow.response.status_code
         if state.outcome is Outcome.OK and state.status >= 400:
             state.outcome = Outcome.UPSTREAM_ERROR
-        if not flow.response.stream and state.usage.prompt_tokens is None:
-            self._usage_from_body(flow, state)
+        if not flow.response.stream and state.route in _GENAI_ROUTES:
+            self._facts_from_body(flow, state)
         self._finish(flow, state)
 
     def error(self, flow: http.HTTPFlow) -> None:
@@ -58,17 +135,26 @@ class Telemetry:
         state.error_detail = flow.error.msg if flow.error and state.outcome is not Outcome.OK else None
         self._finish(flow, state)
 
-    def _usage_from_body(self, flow: http.HTTPFlow, state: FlowState) -> None:
+    def _facts_from_body(self, flow: http.HTTPFlow, state: FlowState) -> None:
+        """Usage (metrics) and, while a span records, the answer's id, model and finish reasons."""
         assert flow.response is not None
         content = flow.response.raw_content
-        if not content or b'"usage"' not in content:
+        if not content or content[:1] not in (b"{", b" ", b"\n"):
+            return
+        want_usage = state.usage.prompt_tokens is None and b'"usage"' in content
+        want_facts = state.spans is not None and state.response_id is None and state.spans.server.is_recording()
+        if not (want_usage or want_facts):
             return
         try:
             body = json.loads(flow.response.get_content(strict=False) or b"")
         except (ValueError, UnicodeDecodeError):
             return
-        if isinstance(body, dict):
+        if not isinstance(body, dict):
+            return
+        if want_usage:
             record_usage(state, body.get("usage"))
+        if want_facts:
+            record_answer(state, body)
 
     def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:
         state.done = True
@@ -77,25 +163,48 @@ class Telemetry:
         model = m.models.label(state.model)
         route = state.route.value
         status = state.status or 0
+        duration = state.finished_at - state.started
         m.inflight.dec()
         m.requests_child(route, model, f"{status // 100}xx", state.outcome.value).inc()
-        m.duration_child(route, model).observe(state.finished_at - state.started)
+        m.duration_child(route, model).observe(duration)
+        usage = state.usage
         if state.first_chunk_at is not None:
             m.ttft_child(route, model).observe(state.first_chunk_at - state.started)
-        usage = state.usage
+            if usage.completion_tokens and usage.completion_tokens > 1 and state.outcome is Outcome.OK:
+                per_token = (state.finished_at - state.first_chunk_at) / (usage.completion_tokens - 1)
+                m.tpot_child(route, model).observe(per_token)
         if usage.prompt_tokens:
             m.prompt_tokens_child(model).inc(usage.prompt_tokens)
         if usage.completion_tokens:
             m.generation_tokens_child(model).inc(usage.completion_tokens)
         if usage.cached_tokens:
             m.cached_prompt_tokens_child(model).inc(usage.cached_tokens)
+        if state.guard_detections or state.finding_counts or state.guard_seconds or state.schema_result:
+            self._guard_metrics(state)
+        if state.spans is not None:
+            try:
+                self.tracing.finish(state)
+            except Exception:  # telemetry fails open: the exchange is already answered
+                log.exception("cannot finish the spans", extra={"request_id": state.request_id})
         level = logging.DEBUG if state.outcome is Outcome.OK else logging.INFO
         if not log.isEnabledFor(level):
             return
         log.log(
             level,
             "exchange",
-            extra={"request_id": state.request_id, "route": route, "status": status,
-                   "outcome": state.outcome.value, "duration_ms": round((state.finished_at - state.started) * 1000, 2),
-                   "stream": state.stream},
+            extra={"request_id": state.request_id, "trace_id": state.trace_id, "route": route, "status": status,
+                   "outcome": state.outcome.value, "duration_ms": round(duration * 1000, 2), "stream": state.stream},
         )
+
+    def _guard_metrics(self, state: FlowState) -> None:
+        m = self.metrics
+        if state.guard_detections:
+            for (stage, kind, direction, action), n in state.guard_detections.items():
+                m.guard_detections_child(stage, m.kinds(kind), direction, action).inc(n)
+        else:  # a guard that reports only counts by kind: attributed as a whole
+            for kind, n in state.finding_counts.items():
+                m.guard_detections_child("guard", m.kinds(kind), "unknown", state.action).inc(n)
+        for stage, seconds in state.guard_seconds.items():
+            m.guard_duration_child(stage).observe(seconds)
+        if state.schema_result:
+            m.schema_validations_child(state.schema_result).inc()

@@ -1,0 +1,125 @@
+"""What Warden learns from the model server at scrape time: its own Prometheus metrics, merged into ours
+(vLLM's `vllm:prefix_cache_queries_total` and `..._hits_total` give the engine's KV-cache hit rate), and
+whether it answers its health check (`warden_upstream_up`, for the upstream-down alert).
+
+Both refresh in a scrape hook (proxy/metrics.py `Metrics.exposition`): one scrape of Warden is one fetch of
+the upstream, and nothing runs between scrapes. Parsing happens in a worker thread (vLLM's exposition is
+tens of kilobytes of histograms). Only families whose names start with a configured prefix are merged, and
+never `warden_` ones, so the upstream can neither shadow nor inflate our series.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.registry import Collector
+
+from proxy.config import WardenConfig
+from proxy.httpget import ProbeError, http_get
+from proxy.metrics import Metrics
+
+log = logging.getLogger("warden.upstream_metrics")
+
+Fetch = Callable[[str], Awaitable[tuple[int, bytes]]]
+RESERVED_PREFIX = "warden_"
+
+
+def filter_families(text: str, prefixes: tuple[str, ...]) -> list[Any]:
+    """Parse a Prometheus text exposition and keep the families whose name starts with one of `prefixes`."""
+    keep = tuple(p for p in prefixes if p and not p.startswith(RESERVED_PREFIX))
+    if not keep:
+        return []
+    return [family for family in text_string_to_metric_families(text) if family.name.startswith(keep)]
+
+
+def metrics_url(upstream: str, setting: str) -> str:
+    """`/metrics` (a path on the upstream) or a full URL (Triton serves metrics on its own port)."""
+    return setting if setting.startswith(("http://", "https://")) else upstream.rstrip("/") + "/" + setting.lstrip("/")
+
+
+class UpstreamMetrics(Collector):
+    def __init__(self, url: str, prefixes: tuple[str, ...], fetch: Fetch | None = None,
+                 verify_tls: bool = True) -> None:
+        self.url = url
+        self.prefixes = prefixes
+        self._fetch = fetch or (lambda u: http_get(u, 2.0, verify_tls=verify_tls))
+        self._families: list[Any] = []
+        self._up = 0.0
+
+    def describe(self) -> Iterable[Any]:
+        return []  # the names are only known after a fetch
+
+    async def refresh(self) -> None:
+        try:
+            status, body = await self._fetch(self.url)
+            if status != 200:
+                raise ProbeError(f"status {status}")
+            self._families = await asyncio.to_thread(filter_families, body.decode("utf-8", "replace"), self.prefixes)
+            self._up = 1.0
+        except (ProbeError, ValueError) as exc:
+            if self._up:
+                log.warning("cannot read the upstream's metrics", extra={"url": self.url, "error": str(exc)})
+            self._families, self._up = [], 0.0
+
+    def collect(self) -> Iterator[Any]:
+        yield GaugeMetricFamily("warden_upstream_metrics_up",
+                                "1 when the last fetch of the upstream's own metrics succeeded.", value=self._up)
+        yield from self._families
+
+
+class UpstreamHealth(Collector):
+    """`warden_upstream_up`: the upstream's health path answered 2xx at the last scrape."""
+
+    def __init__(self, url: str, fetch: Fetch | None = None, verify_tls: bool = True) -> None:
+        self.url = url
+        self._fetch = fetch or (lambda u: http_get(u, 2.0, verify_tls=verify_tls))
+        self._up = 0.0
+
+    def describe(self) -> Iterable[Any]:
+        return []
+
+    async def refresh(self) -> None:
+        try:
+            status, _ = await self._fetch(self.url)
+            self._up = 1.0 if 200 <= status < 300 else 0.0
+        except ProbeError:
+            self._up = 0.0
+
+    def collect(self) -> Iterator[Any]:
+        yield GaugeMetricFamily("warden_upstream_up", "1 when the upstream's health check answered 2xx at the "
+                                "last scrape.", value=self._up)
+
+
+def attach(config: WardenConfig, metrics: Metrics) -> None:
+    """Register the upstream health gauge and, when configured, the merged upstream metrics."""
+    verify = config.upstream_tls_verify
+    health = UpstreamHealth(config.upstream + config.readiness_path, verify_tls=verify)
+    metrics.registry.register(health)
+    metrics.add_scrape_hook(health.refresh)
+    if config.upstream_metrics:
+        merged = UpstreamMetrics(metrics_url(config.upstream, config.upstream_metrics),
+                                 config.upstream_metrics_prefixes, verify_tls=verify)
+        metrics.registry.register(merged)
+        metrics.add_scrape_hook(merged.refresh)
+
+
+def observability(config: WardenConfig, metrics: Metrics) -> dict[str, Any]:
+    """The observability services for `Services(...)`: tracing from `OTEL_*`, the LoRA registry, and the
+    upstream collectors attached to `metrics`. Raises proxy.tracing.TracingConfigError (a ValueError) or
+    proxy.lora.LoraError for configuration Warden cannot honour."""
+    from proxy.lora import LoraRegistry, parse_adapters
+    from proxy.tracing import Tracing
+
+    tracing = Tracing.from_env(on_export_failure=metrics.span_export_failures.inc)
+    registry = LoraRegistry(config.upstream, lora_dir=config.lora_dir, adapters=parse_adapters(config.lora_adapters),
+                            base_model=config.base_model, verify_tls=config.upstream_tls_verify)
+    attach(config, metrics)
+    with contextlib.suppress(RuntimeError):  # built inside the running loop: read the models right away
+        registry.start()
+    return {"tracing": tracing, "lora": registry}

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from proxy.extract import TextField
+from proxy.guard import Guard, compile_policy, inspect
+from rules.findings import Action
+from rules.pseudonym import PseudonymVault
+
+PHONE = "13812345678"
+
+
+def test_request_pseudonymizes_response_masks_the_same_rules() -> None:
+    policy = compile_policy([], request_pii="pseudonymize")
+    vault = PseudonymVault()
+    request = inspect(policy.request, [TextField(("m",), f"call {PHONE} please")], vault)
+    assert request.action is Action.PSEUDONYMIZE
+    assert request.rewritten[0][1] == "call <CN_MOBILE_1> please"
+    response = inspect(policy.response, [TextField(("a",), f"ok {PHONE}")], vault)
+    assert response.action is Action.MASK
+    assert response.rewritten[0][1] == "ok 138****5678"
+
+
+def test_block_rewrites_nothing_and_names_rules() -> None:
+    policy = compile_policy([])
+    inspection = inspect(policy.request, [TextField(("m",), f"我想找人代考，电话{PHONE}")], PseudonymVault())
+    assert inspection.action is Action.BLOCK
+    assert inspection.rewritten == ()
+    assert inspection.blocking_rules == ("exam_fraud",)
+    assert inspection.kind_counts == {"word": 1, "cn_mobile": 1}
+
+
+def test_reload_swaps_and_a_bad_file_keeps_the_old_policy(tmp_path: Path) -> None:
+    rules = tmp_path / "site.yaml"
+    rules.write_text('[{"pattern": "(?i)secret project", "level": 2}]\n')
+    guard = Guard.load([rules])
+    assert guard.policy.request.scan("about the Secret Project").action is Action.BLOCK
+    rules.write_text('[{"pattern": "(?i)other thing", "level": 2}]\n')
+    assert guard.reload() is None
+    assert guard.policy.request.scan("about the Secret Project").action is Action.ALLOW
+    live = guard.policy
+    rules.write_text('[{"pattern": "(?<=lookbehind)x", "level": 2}]\n')
+    reason = guard.reload()
+    assert reason is not None and "site.yaml" in reason
+    assert guard.policy is live
+
+
+def test_unknown_request_pii_action_is_refused() -> None:
+    with pytest.raises(ValueError, match="request_pii"):
+        compile_policy([], request_pii="shrug")
