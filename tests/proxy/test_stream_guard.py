@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.guard import Policy, compile_policy, inspect
 from proxy.extract import TextField
+from proxy.guard import Policy, compile_policy, inspect
 from proxy.sse import SseFramer
 from proxy.state import Route
 from proxy.stream_guard import StreamGuard
