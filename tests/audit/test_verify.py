@@ -424,3 +424,11 @@ def test_verifying_a_live_log_while_it_is_written(tmp_path: Path) -> None:
         thread.join()
         assert log.close(10)
     assert run_verify(built).problems == ()
+
+
+def test_forged_far_future_checkpoint_index_is_reported_quickly(built: Built) -> None:
+    obj = json.loads(built.checkpoints()[-1].read_bytes())
+    obj["body"]["n"] = 10**12
+    (built.directory / "checkpoints" / f"{10**12:012d}.json").write_bytes(encode(obj) + b"\n")
+    report = run_verify(built)
+    assert_invalid(report, Code.SIG_INVALID, Code.CHECKPOINT_MISSING)
