@@ -14,6 +14,7 @@ from typing import Any
 from mitmproxy import http
 
 from proxy.services import Services
+from proxy.stages.audit_emit import AuditEmit
 from proxy.stages.correlate import Correlate
 from proxy.stages.deadline import Deadline
 from proxy.stages.inspect_request import InspectRequest
@@ -84,4 +85,7 @@ class Pipeline:
 
 
 def default_addons(services: Services) -> list[object]:
-    return [Pipeline(default_stages(services))]
+    stages = default_stages(services)
+    if services.audit is not None:
+        stages.append(AuditEmit(services, services.audit))  # last: it records what every stage decided
+    return [Pipeline(stages)]

@@ -55,6 +55,14 @@ class WardenConfig:
     request_pii: str = "mask"  # mask | pseudonymize | block: what PII rules do to prompts
     block_status: int = 400  # status of a policy block
     scan_unknown_routes: bool = False  # scan the raw body of routes Warden does not know
+    # -- audit --
+    audit_dir: str | None = None  # write the tamper-evident log here (keys in <audit_dir>/../keys)
+    audit_key_dir: str | None = None
+    audit_s3: str | None = None  # s3://bucket/prefix: Object Lock mirror of segments and checkpoints
+    audit_kms_data_key: str | None = None  # KMS key id for GenerateDataKey (the chain key K_epoch)
+    audit_kms_sign_key: str | None = None  # KMS ECC_NIST_P256 key id that signs checkpoints
+    aws_endpoint_url: str | None = None  # a KMS/S3-compatible endpoint (tests use moto's server)
+    cluster: str = "local"  # origin = cluster/namespace/pod/boot id (namespace and pod from POD_* env)
     # -- observability (issue 6) --
     lora_dir: str | None = None  # adapters' weight directories live here (checksums are computed only inside it)
     lora_adapters: tuple[str, ...] = ()  # `name=path` entries (path absolute or relative to lora_dir)

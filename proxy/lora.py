@@ -291,7 +291,8 @@ class LoraRegistry:
     def add_adapter(self, name: str, path: str | None) -> asyncio.Task[str | None] | None:
         """An adapter loaded through the admin route: known at once, checksummed in the background (the task
         is returned so the caller may wait for it, bounded)."""
-        self._models[name] = ModelInfo(name, self.base_model, True, path)
+        info = ModelInfo(name, self.base_model, True, path)
+        self._configured[name] = self._models[name] = info  # kept until unloaded, listed or not
         self.schedule_refresh()
         try:
             task = asyncio.get_running_loop().create_task(self.checksum(name))
@@ -303,3 +304,4 @@ class LoraRegistry:
 
     def remove_adapter(self, name: str) -> None:
         self._models.pop(name, None)
+        self._configured.pop(name, None)

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 from proxy.config import ConfigError, WardenConfig, resolve
+from audit.errors import AuditError
+from proxy.audit_setup import open_audit
+from proxy.digest import Digester
 from proxy.guard import Guard, warm
 from proxy.logs import setup_logging
 from proxy.metrics import Metrics
@@ -44,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--request-pii", dest="request_pii", choices=("mask", "pseudonymize", "block"),
                    help="what PII in prompts becomes (default mask; answers are always masked)")
     p.add_argument("--block-status", dest="block_status", help="HTTP status of a policy block (default 400)")
+    p.add_argument("--audit-dir", dest="audit_dir", help="write the tamper-evident audit log to this directory")
+    p.add_argument("--audit-key-dir", dest="audit_key_dir", help="local audit keys (default <audit-dir>/../keys)")
+    p.add_argument("--audit-s3", dest="audit_s3", metavar="s3://BUCKET/PREFIX", help="S3 Object Lock mirror")
+    p.add_argument("--audit-kms-data-key", dest="audit_kms_data_key", help="KMS key id for the chain key")
+    p.add_argument("--audit-kms-sign-key", dest="audit_kms_sign_key", help="KMS ECC P-256 key id for checkpoints")
+    p.add_argument("--aws-endpoint-url", dest="aws_endpoint_url", help="KMS/S3 endpoint (e.g. a local moto)")
+    p.add_argument("--cluster", help="cluster name in audit origins (default local)")
     p.add_argument("--scan-unknown-routes", dest="scan_unknown_routes", action="store_const", const=True,
                    help="also scan the raw body of routes Warden does not know")
     p.add_argument("--lora-dir", dest="lora_dir", help="directory of LoRA adapter weights (checksums)")
@@ -69,13 +79,16 @@ def build_services(config: WardenConfig) -> Services:
     guard = Guard.load(config.rules, request_pii=config.request_pii)
     warm(guard.policy)
     metrics = Metrics(model_allowlist=config.model_allowlist)
-    return Services(config=config, metrics=metrics, guard=guard, **observability(config, metrics))
+    audit_log = open_audit(config)
+    digester = Digester(audit_log.digest_key) if audit_log is not None else Digester()
+    return Services(config=config, metrics=metrics, guard=guard, digester=digester, audit=audit_log,
+                    **observability(config, metrics))
 
 
 async def run(config: WardenConfig) -> int:
     try:
         services = build_services(config)
-    except (RulesError, ValueError) as exc:
+    except (RulesError, ValueError, AuditError) as exc:
         log.error("cannot start: %s", exc)
         return EXIT_CONFIG
     proxy = WardenProxy(services)
@@ -83,6 +96,8 @@ async def run(config: WardenConfig) -> int:
         await proxy.start()
     except StartupError as exc:
         log.error(str(exc))
+        if services.audit is not None:
+            await asyncio.to_thread(services.audit.close, 10.0)
         return 1
     log.info("serving", extra={"listen": [f"{h}:{p}" for h, p in proxy.listen_addrs()],
                                "admin": f"{config.admin.host}:{proxy.admin.port}", "upstream": config.upstream})

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from audit import AuditLog
 from proxy.config import WardenConfig
 from proxy.digest import Digester
 from proxy.guard import Guard
@@ -23,3 +24,4 @@ class Services:
     digester: Digester = field(default_factory=Digester)
     tracing: Tracing = field(default_factory=Tracing.disabled)  # OTEL_* (proxy/tracing.py)
     lora: LoraRegistry | None = None  # adapters and base models the upstream serves (proxy/lora.py)
+    audit: AuditLog | None = None  # the tamper-evident log, when audit_dir is set

@@ -122,6 +122,7 @@ class FlowState:
     blocked_rules: tuple[str, ...] = ()
     input_digest: str | None = None  # keyed HMAC of the request body, hex (proxy/digest.py)
     output_digest: str | None = None  # keyed HMAC of the answer as the client got it, hex
+    audited: bool = False  # the one audit record of this exchange has been appended
 
     # -- observability (issue 6 adds its fields below this line) -------------------------------------------
     trace_id: str | None = None  # W3C trace id (32 hex): ours when tracing, else the client's traceparent's

@@ -11,6 +11,7 @@ rest pass through byte for byte. A block ends the stream with an OpenAI-shaped e
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,16 +70,13 @@ class StreamVerdicts:
     """What the guard decided on this stream so far: fed into FlowState by the relay."""
 
     action: Action = Action.ALLOW
-    rule_actions: dict[str, Action] = field(default_factory=dict)
-    kind_counts: dict[str, int] = field(default_factory=dict)
+    decisions: list[Decision] = field(default_factory=list)
     blocking_rules: tuple[str, ...] = ()
+    seconds: float = 0.0  # CPU spent scanning this stream
 
     def add(self, decisions: tuple[Decision, ...]) -> None:
         for d in decisions:
-            rule = d.finding.rule
-            if rule not in self.rule_actions or SEVERITY[d.action] > SEVERITY[self.rule_actions[rule]]:
-                self.rule_actions[rule] = d.action
-            self.kind_counts[d.finding.kind] = self.kind_counts.get(d.finding.kind, 0) + 1
+            self.decisions.append(d)
             if SEVERITY[d.action] > SEVERITY[self.action]:
                 self.action = d.action
 
@@ -107,7 +105,9 @@ class StreamGuard:
 
     def feed(self, key: LaneKey, text: str) -> str:
         lane = self.lane(key)
+        started = time.perf_counter()
         step = lane.scanner.feed(text)
+        self.verdicts.seconds += time.perf_counter() - started
         self.verdicts.add(step.decisions)
         out = lane.out(step)
         if step.blocked:
@@ -289,7 +289,7 @@ class StreamGuard:
     def block(self, blocked: StreamBlocked) -> list[bytes]:
         """Release the text before the blocking finding, then an error event and [DONE]."""
         self.ended = True
-        rules = tuple(sorted(r for r, a in self.verdicts.rule_actions.items() if a is Action.BLOCK))
+        rules = tuple(sorted({d.finding.rule for d in self.verdicts.decisions if d.action is Action.BLOCK}))
         self.verdicts.blocking_rules = rules
         if self.on_block is not None:
             self.on_block(rules)

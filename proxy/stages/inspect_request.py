@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable
+import time
+from collections.abc import Awaitable, Iterable
 
 from mitmproxy import http
 
@@ -19,6 +20,7 @@ from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
 from proxy.state import FlowState, Outcome, Route, Verdict, get_state
 from rules.findings import SEVERITY, Action
+from rules.policy import Decision
 from rules.pseudonym import PseudonymVault
 
 INSPECTED_ROUTES = frozenset(
@@ -32,17 +34,36 @@ ACTION_VERDICT = {
 }
 
 
-def record(state: FlowState, stage: str, inspection: Inspection) -> None:
+def detector_stage(kind: str) -> str:
+    return "semantic" if kind == "semantic" else "lexical"
+
+
+def record_decisions(state: FlowState, stage: str, action: Action, decisions: Iterable[Decision],
+                     seconds: float = 0.0) -> None:
     """Write one direction's decisions into the flow state (ids, kinds and counts; never text)."""
-    state.stage_verdicts[stage] = ACTION_VERDICT[inspection.action].value
-    for rule, action in inspection.rule_actions.items():
+    direction = "input" if stage == "request" else "output"
+    state.stage_verdicts[stage] = ACTION_VERDICT[action].value
+    rules: set[str] = set(state.guard_rules.get(stage, ()))
+    for d in decisions:
+        rule, kind = d.finding.rule, d.finding.kind
         previous = state.rule_verdicts.get(rule)
-        if previous is None or SEVERITY[Action(previous)] < SEVERITY[action]:
-            state.rule_verdicts[rule] = action.value
-    for kind, n in inspection.kind_counts.items():
-        state.finding_counts[kind] = state.finding_counts.get(kind, 0) + n
-    if SEVERITY[inspection.action] > SEVERITY[Action(state.action)]:
-        state.action = inspection.action.value
+        if previous is None or SEVERITY[Action(previous)] < SEVERITY[d.action]:
+            state.rule_verdicts[rule] = d.action.value
+        state.finding_counts[kind] = state.finding_counts.get(kind, 0) + 1
+        key = (detector_stage(kind), kind, direction, d.action.value)
+        state.guard_detections[key] = state.guard_detections.get(key, 0) + 1
+        rules.add(rule)
+    if rules:
+        state.guard_rules[stage] = tuple(sorted(rules))
+    if seconds:
+        state.guard_seconds[stage] = state.guard_seconds.get(stage, 0.0) + seconds
+    if SEVERITY[action] > SEVERITY[Action(state.action)]:
+        state.action = action.value
+
+
+def record(state: FlowState, stage: str, inspection: Inspection, seconds: float = 0.0) -> None:
+    decisions = [d for scan in inspection.scans for d in scan.result.decisions]
+    record_decisions(state, stage, inspection.action, decisions, seconds)
 
 
 class InspectRequest:
@@ -72,17 +93,21 @@ class InspectRequest:
         for f in fields:
             vault.learn(f.text)  # placeholders sent back from an earlier turn keep their numbers
         state.vault = vault
-        scanner = self.services.guard.policy.request
+        policy = self.services.guard.policy
+        state.policy_version = policy.version
         if sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
             return self._inspect_off_loop(flow, state, body, fields, vault)
-        self._enforce(flow, state, body, inspect(scanner, fields, vault))
+        started = time.perf_counter()
+        inspection = inspect(policy.request, fields, vault)
+        self._enforce(flow, state, body, inspection, time.perf_counter() - started)
         return None
 
     async def _inspect_off_loop(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, object],
                                 fields: list[TextField], vault: PseudonymVault) -> None:
         scanner = self.services.guard.policy.request
+        started = time.perf_counter()
         inspection = await asyncio.to_thread(inspect, scanner, fields, vault)
-        self._enforce(flow, state, body, inspection)
+        self._enforce(flow, state, body, inspection, time.perf_counter() - started)
 
     def _unparsed(self, flow: http.HTTPFlow, state: FlowState) -> None:
         """No JSON object to inspect. An empty body has nothing to scan; anything else cannot be checked
@@ -116,8 +141,8 @@ class InspectRequest:
             flow.request.content = inspection.rewritten[0][1].encode()
 
     def _enforce(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, object],
-                 inspection: Inspection) -> None:
-        record(state, "request", inspection)
+                 inspection: Inspection, seconds: float) -> None:
+        record(state, "request", inspection, seconds)
         if inspection.action is Action.BLOCK:
             self._block(flow, state, inspection)
             return

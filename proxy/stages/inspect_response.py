@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable
 from typing import Any
 
@@ -61,7 +62,9 @@ class InspectResponse:
         vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
         if sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
             return self._inspect_off_loop(flow, state, body, content, fields, vault)
-        self._enforce(flow, state, body, content, fields, vault, inspect(self._scanner, fields, vault))
+        started = time.perf_counter()
+        inspection = inspect(self._scanner, fields, vault)
+        self._enforce(flow, state, body, content, fields, vault, inspection, time.perf_counter() - started)
         return None
 
     @property
@@ -70,13 +73,14 @@ class InspectResponse:
 
     async def _inspect_off_loop(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
                                 fields: list[TextField], vault: PseudonymVault) -> None:
+        started = time.perf_counter()
         inspection = await asyncio.to_thread(inspect, self._scanner, fields, vault)
-        self._enforce(flow, state, body, content, fields, vault, inspection)
+        self._enforce(flow, state, body, content, fields, vault, inspection, time.perf_counter() - started)
 
     def _enforce(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
-                 fields: list[TextField], vault: PseudonymVault, inspection: Inspection) -> None:
+                 fields: list[TextField], vault: PseudonymVault, inspection: Inspection, seconds: float) -> None:
         assert flow.response is not None
-        record(state, "response", inspection)
+        record(state, "response", inspection, seconds)
         if inspection.action is Action.BLOCK:
             state.outcome = Outcome.BLOCKED
             state.blocked_rules = inspection.blocking_rules

@@ -18,10 +18,9 @@ from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
-from proxy.stages.inspect_request import ACTION_VERDICT, INSPECTED_ROUTES
+from proxy.stages.inspect_request import INSPECTED_ROUTES, record_decisions
 from proxy.state import FlowState, Outcome, Verdict, get_state
 from proxy.stream_guard import StreamGuard
-from rules.findings import SEVERITY, Action
 from rules.pseudonym import PseudonymVault
 
 # Responses API streams end with one of these typed events instead of `data: [DONE]`.
@@ -42,18 +41,6 @@ def record_usage(state: FlowState, usage: object) -> None:
         state.usage.cached_tokens = details["cached_tokens"]
 
 
-def record_stream_verdicts(state: FlowState, guard: StreamGuard) -> None:
-    """Copy what the stream guard decided into the flow state (called at the end and on errors)."""
-    verdicts = guard.verdicts
-    state.stage_verdicts["response"] = ACTION_VERDICT[verdicts.action].value
-    for rule, action in verdicts.rule_actions.items():
-        previous = state.rule_verdicts.get(rule)
-        if previous is None or SEVERITY[Action(previous)] < SEVERITY[action]:
-            state.rule_verdicts[rule] = action.value
-    for kind, n in verdicts.kind_counts.items():
-        state.finding_counts[kind] = state.finding_counts.get(kind, 0) + n
-    if SEVERITY[verdicts.action] > SEVERITY[Action(state.action)]:
-        state.action = verdicts.action.value
 
 
 class SseRelay:
@@ -114,7 +101,8 @@ class SseRelay:
         self.recorded = True
         self.state.output_digest = self.hasher.hexdigest()
         if self.guard is not None:
-            record_stream_verdicts(self.state, self.guard)
+            verdicts = self.guard.verdicts
+            record_decisions(self.state, "response", verdicts.action, verdicts.decisions, verdicts.seconds)
         else:
             self.state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
 

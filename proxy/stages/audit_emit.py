@@ -1,0 +1,112 @@
+"""Stage 6 (response, error): exactly one audit record per exchange, blocked, failed and aborted included.
+
+Appending never blocks. A whole (non-streamed) answer is held until its record is durable, at most a few
+group-commit windows, so an exchange the client saw acknowledged is in the log even after a SIGKILL; if
+the log cannot make it durable in time the answer is replaced by a 503 (audit fails closed). A streamed
+answer has already been sent when its record is written; its record is queued, not awaited.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable
+from typing import Any
+
+from mitmproxy import http
+
+from audit import AuditLog, ExchangeRecord
+from audit.errors import AuditError
+from proxy.errors import ApiError
+from proxy.services import Services
+from proxy.state import FlowState, Outcome, get_state
+
+log = logging.getLogger("warden.audit")
+
+DURABLE_WAIT_SECONDS = 2.0  # far above the batch window: only a stuck disk gets here
+POLL_SECONDS = 0.001
+
+
+def audit_unavailable(request_id: str) -> http.Response:
+    error = ApiError(503, "server_error", "audit_unavailable",
+                     f"The audit log could not record this exchange (request id {request_id}); "
+                     "the answer is withheld.")
+    return error.response(request_id)
+
+
+def record_body(state: FlowState, policy_version: str) -> dict[str, object]:
+    """The audit record of one exchange: ids, verdicts, counts and keyed digests, never content."""
+    latency = None if state.finished_at is None else int((state.finished_at - state.started) * 1000)
+    verdicts = {f"@{stage}": verdict for stage, verdict in state.stage_verdicts.items()}
+    verdicts.update(state.rule_verdicts)
+    record = ExchangeRecord(
+        request_id=state.request_id,
+        route=state.route.value,
+        status=state.status,
+        latency_ms=latency,
+        trace_id=state.trace_id,
+        model=state.model,
+        lora_adapter=state.lora_adapter,
+        lora_sha256=state.lora_weights_sha256,
+        input_tokens=state.usage.prompt_tokens,
+        output_tokens=state.usage.completion_tokens,
+        cached_tokens=state.usage.cached_tokens,
+        input_digest=state.input_digest,
+        output_digest=state.output_digest,
+        outcome=state.outcome.value,
+        verdicts=verdicts,
+        findings=dict(state.finding_counts),
+    )
+    body = record.to_body()
+    body["policy_version"] = policy_version
+    body["stream"] = state.stream
+    if state.blocked_rules:
+        body["blocked_rules"] = list(state.blocked_rules)
+    return body
+
+
+class AuditEmit:
+    def __init__(self, services: Services, audit_log: AuditLog) -> None:
+        self.services = services
+        self.log = audit_log
+
+    def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
+        state = get_state(flow)
+        if state is None or state.audited:
+            return None
+        ticket = self._append(flow, state)
+        assert flow.response is not None
+        if ticket is None:
+            if not flow.response.stream:
+                flow.response = audit_unavailable(state.request_id)
+            return None
+        if flow.response.stream or ticket.done():
+            return None
+        return self._await_durable(flow, state, ticket)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        state = get_state(flow)
+        if state is not None and not state.audited:
+            self._append(flow, state)
+
+    def _append(self, flow: http.HTTPFlow, state: FlowState) -> Any:
+        state.audited = True
+        try:
+            ticket = self.log.append("exchange", record_body(state, self.services.guard.policy.version))
+        except AuditError:
+            log.exception("audit append failed", extra={"request_id": state.request_id})
+            return None
+        state.audit_seq = ticket.seq
+        return ticket
+
+    async def _await_durable(self, flow: http.HTTPFlow, state: FlowState, ticket: Any) -> None:
+        deadline = time.monotonic() + DURABLE_WAIT_SECONDS
+        while not ticket.done():
+            if time.monotonic() > deadline:
+                log.error("audit record not durable in time; withholding the answer",
+                          extra={"request_id": state.request_id, "seq": ticket.seq})
+                state.outcome = Outcome.INTERNAL_ERROR
+                flow.response = audit_unavailable(state.request_id)
+                return
+            await asyncio.sleep(POLL_SECONDS)

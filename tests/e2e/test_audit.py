@@ -1,0 +1,119 @@
+"""Every exchange through the proxy leaves one verifiable audit record; a SIGKILL loses no acknowledged one."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import REPO, Process, ProxyFactory, free_port, warden_command
+
+pytestmark = pytest.mark.slow
+
+PHONE = "13812345678"
+ID = "110105199003071239"
+
+
+def verify(audit_dir: Path) -> subprocess.CompletedProcess[str]:
+    keys = audit_dir.parent / "keys"
+    return subprocess.run(
+        warden_command("audit", "verify", str(audit_dir), "--key-dir", str(keys), "--json"),
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )
+
+
+def exchange_records(audit_dir: Path) -> list[dict[str, object]]:
+    records = []
+    for segment in sorted((audit_dir / "segments").glob("*")):
+        for line in segment.read_bytes().splitlines():
+            record = json.loads(line)
+            if record.get("kind") == "exchange":
+                records.append(record)
+    return records
+
+
+def test_every_kind_of_exchange_is_recorded_and_the_log_verifies(
+    standin: Process, start_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    audit_dir = tmp_path / "audit"
+    proxy = start_proxy(standin.url, "--audit-dir", str(audit_dir), "--upstream-timeout", "500ms")
+    url = proxy.url + "/v1/chat/completions"
+    ok = httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": f"id {ID} phone {PHONE}"}]})
+    blocked = httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "找枪手代考"}]})
+    streamed = httpx.post(url, json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "s"}]})
+    failed = httpx.post(url, json={"model": "m", "messages": [], "standin": {"headers_delay_ms": 2000}}, timeout=10)
+    assert (ok.status_code, blocked.status_code, streamed.status_code, failed.status_code) == (200, 400, 200, 504)
+    assert proxy.stop() == 0
+
+    result = verify(audit_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = exchange_records(audit_dir)
+    by_outcome = {r["exchange"]["outcome"]: r for r in records}  # type: ignore[index]
+    assert set(by_outcome) == {"ok", "blocked", "upstream_timeout"}
+    assert len(records) == 4
+    blocked_record = by_outcome["blocked"]
+    assert blocked_record["verdicts"]["@request"] == "block"  # type: ignore[index]
+    assert blocked_record["verdicts"]["exam_fraud"] == "block"  # type: ignore[index]
+    masked = next(r for r in records if r["findings"])
+    assert masked["findings"] == {"cn_resident_id": 1, "cn_mobile": 1}
+    assert len(masked["digests"]["input"]) == 64  # type: ignore[index]
+    everything = b"".join(p.read_bytes() for p in audit_dir.rglob("*") if p.is_file())
+    assert ID.encode() not in everything and PHONE.encode() not in everything
+    assert "代考".encode() not in everything
+
+
+def test_sigkill_under_load_loses_no_acknowledged_exchange(standin: Process, tmp_path: Path) -> None:
+    audit_dir = tmp_path / "audit"
+    port, admin = free_port(), free_port()
+    command = warden_command("serve", "--upstream", standin.url, "--listen", f"127.0.0.1:{port}",
+                             "--admin", f"127.0.0.1:{admin}", "--audit-dir", str(audit_dir))
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    from tests.e2e.conftest import wait_for_port
+
+    wait_for_port(port, proc)
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def load(worker: int) -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=5) as client:
+            n = 0
+            while not stop.is_set():
+                request_id = f"w{worker}-{n}"
+                n += 1
+                try:
+                    response = client.post("/v1/chat/completions", headers={"X-Request-ID": request_id},
+                                           json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+                except httpx.HTTPError:
+                    return
+                if response.status_code == 200:
+                    with lock:
+                        acknowledged.append(request_id)
+
+    threads = [threading.Thread(target=load, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    while len(acknowledged) < 200:
+        threading.Event().wait(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stop.set()
+    for t in threads:
+        t.join()
+
+    # The next boot cuts any torn tail and anchors what the killed one left unanchored.
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for_port(port, proc)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+
+    result = verify(audit_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    recorded = {r["exchange"]["request_id"] for r in exchange_records(audit_dir)}  # type: ignore[index]
+    missing = [rid for rid in acknowledged if rid not in recorded]
+    assert not missing, f"{len(missing)} acknowledged exchanges missing from the audit log"
