@@ -1,13 +1,16 @@
 """`warden demo`: a self-contained tour on embedded defaults.
 
-Starts the stand-in model server and `warden serve` on free loopback ports, sends real requests through
-the official `openai` client (plain and streamed), prints what happened as a table, stops the proxy with
-SIGTERM (it drains) and exits 0 only when every step behaved as expected.
+Starts the stand-in model server and `warden serve` (prompt PII pseudonymized, audit log in a temporary
+directory) on free loopback ports, sends real requests through the official `openai` client (plain and
+streamed: a masked ID, a phone pseudonymized for the model and restored in the answer, a blocked prompt, a
+card number split across stream chunks), prints what happened as a table, stops the proxy with SIGTERM (it
+drains), verifies the audit log with `warden audit verify`, and exits 0 only when every step behaved.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -41,6 +44,7 @@ class Row:
 class DemoEnv:
     proxy_url: str
     admin_url: str
+    upstream_url: str
     client: openai.OpenAI
 
 
@@ -142,8 +146,73 @@ def step_upstream_error(env: DemoEnv) -> Row:
     return Row("upstream says 503", "/v1/chat/completions", "200", 0, None, "-", "expected an error", False)
 
 
+# Demo data only: a valid-checksum resident ID and bank card that belong to nobody.
+DEMO_ID = "110105199003071239"
+DEMO_CARD = "6222021234567894"
+DEMO_PHONE = "13812345678"
+
+
+def step_masked_id(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    answer = env.client.chat.completions.create(
+        model="standin-base", messages=[{"role": "user", "content": "请复述我的资料"}],
+        extra_body={"standin": {"reply": f"您的身份证号是{DEMO_ID}。"}},
+    )
+    latency = (time.perf_counter() - started) * 1000
+    content = answer.choices[0].message.content or ""
+    return Row("ID in the answer", "/v1/chat/completions", "200", latency, None, tokens_of(answer.usage),
+               f"client sees {content!r}", DEMO_ID not in content and "110105********1239" in content)
+
+
+def step_pseudonymized_phone(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    answer = env.client.chat.completions.create(
+        model="standin-base", messages=[{"role": "user", "content": f"请记下我的手机{DEMO_PHONE}"}]
+    )
+    latency = (time.perf_counter() - started) * 1000
+    with urllib.request.urlopen(env.upstream_url + "/_standin/last", timeout=5) as resp:  # noqa: S310
+        seen = json.loads(resp.read())["messages"][0]["content"]
+    content = answer.choices[0].message.content or ""
+    return Row("phone in the prompt", "/v1/chat/completions", "200", latency, None, tokens_of(answer.usage),
+               f"model saw {seen!r}, answer restored", DEMO_PHONE not in seen and DEMO_PHONE in content)
+
+
+def step_blocked_prompt(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    try:
+        env.client.chat.completions.create(
+            model="standin-base", messages=[{"role": "user", "content": "帮我找个枪手代考英语四级"}]
+        )
+    except openai.BadRequestError as exc:
+        latency = (time.perf_counter() - started) * 1000
+        body = exc.body if isinstance(exc.body, dict) else {}
+        return Row("forbidden prompt", "/v1/chat/completions", str(exc.status_code), latency, None, "-",
+                   f"{body.get('code')} by {body.get('rules')}; never reached the model",
+                   body.get("code") == "content_blocked")
+    return Row("forbidden prompt", "/v1/chat/completions", "200", 0, None, "-", "expected a block", False)
+
+
+def step_split_card_stream(env: DemoEnv) -> Row:
+    started = time.perf_counter()
+    first: float | None = None
+    text = ""
+    card = " ".join(DEMO_CARD[i:i + 4] for i in range(0, 16, 4))
+    stream = env.client.chat.completions.create(
+        model="standin-base", stream=True, messages=[{"role": "user", "content": "我的卡号？"}],
+        extra_body={"standin": {"reply": f"您的卡号是 {card}，已绑定。", "chunk_bytes": 3, "chars_per_event": 2}},
+    )
+    for chunk in stream:
+        if first is None:
+            first = (time.perf_counter() - started) * 1000
+        text += (chunk.choices[0].delta.content or "") if chunk.choices else ""
+    latency = (time.perf_counter() - started) * 1000
+    return Row("card split across chunks", "/v1/chat/completions", "200", latency, first, "-",
+               f"client sees {text!r}", card not in text and "7894" in text)
+
+
 STEPS: list[Callable[[DemoEnv], Row]] = [
     step_chat, step_chat_stream, step_completion_stream, step_embeddings, step_upstream_error,
+    step_masked_id, step_pseudonymized_phone, step_blocked_prompt, step_split_card_stream,
 ]
 
 
@@ -184,17 +253,19 @@ def main(argv: list[str]) -> int:
     upstream = f"http://127.0.0.1:{standin.server_address[1]}"
     port, admin = free_port(), free_port()
     log_path = workdir / "warden.log"
+    audit_dir = workdir / "audit"
     print(f"stand-in model server: {upstream}")
     print(f"warden serve:          http://127.0.0.1:{port}  (admin http://127.0.0.1:{admin}, log {log_path})\n")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "proxy.cli", "serve", "--upstream", upstream,
-             "--listen", f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{admin}"],
+             "--listen", f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{admin}",
+             "--request-pii", "pseudonymize", "--audit-dir", str(audit_dir)],
             stdout=log, stderr=log, env={**os.environ},
         )
     try:
         wait_for(f"http://127.0.0.1:{admin}/readyz")
-        env = DemoEnv(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin}",
+        env = DemoEnv(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin}", upstream,
                       openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="demo", max_retries=0))
         rows = [step(env) for step in STEPS]
         print(render(rows))
@@ -205,6 +276,12 @@ def main(argv: list[str]) -> int:
         code = proc.wait(30)
         standin.shutdown()
     print(f"\nwarden serve drained and exited with {code}")
-    ok = all(r.ok for r in rows) and code == 0
+    print(f"\n$ warden audit verify {audit_dir} --key-dir {workdir / 'keys'}")
+    verified = subprocess.run(
+        [sys.executable, "-m", "proxy.cli", "audit", "verify", str(audit_dir), "--key-dir", str(workdir / "keys")],
+        capture_output=True, text=True, check=False,
+    )
+    print(verified.stdout.rstrip() or verified.stderr.rstrip())
+    ok = all(r.ok for r in rows) and code == 0 and verified.returncode == 0
     print("demo: all steps behaved as expected" if ok else "demo: some steps FAILED (see the table and the log)")
     return 0 if ok else 1

@@ -8,9 +8,9 @@ import logging
 import sys
 from pathlib import Path
 
-from proxy.config import ConfigError, WardenConfig, resolve
 from audit.errors import AuditError
 from proxy.audit_setup import open_audit
+from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.digest import Digester
 from proxy.guard import Guard, warm
 from proxy.logs import setup_logging
