@@ -1,0 +1,253 @@
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from mitmproxy import http
+from mitmproxy.test import tflow
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+from opentelemetry.trace import SpanKind, StatusCode
+
+from proxy import attributes as A
+from proxy.addons import Pipeline, default_stages
+from proxy.config import WardenConfig
+from proxy.guard import Guard
+from proxy.metrics import Metrics
+from proxy.services import Services
+from proxy.state import get_state
+from proxy.tracing import Tracing, TracingConfigError, TracingSettings, build_resource, trace_id_from_traceparent
+
+TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
+PARENT = f"00-{TRACE_ID}-b7ad6b7169203331-01"
+ID_NUMBER = "11010519491231002X"  # a valid GB 11643 number (the standard's example)
+MOBILE = "13812345678"
+
+
+@pytest.mark.parametrize(("env", "exporters", "protocol"), [
+    ({}, (), "http/protobuf"),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, ("otlp",), "http/protobuf"),
+    ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c:4318/v1/traces"}, ("otlp",), "http/protobuf"),
+    ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, ("otlp",), "grpc"),
+    ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+      "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, ("otlp",), "http/protobuf"),
+    ({"OTEL_TRACES_EXPORTER": "console,otlp"}, ("console", "otlp"), "http/protobuf"),
+    ({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, (), "http/protobuf"),
+    ({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}, (), "http/protobuf"),
+])
+def test_settings_follow_the_otel_variables(env: dict[str, str], exporters: tuple[str, ...], protocol: str) -> None:
+    settings = TracingSettings.from_env(env)
+    assert settings.exporters == exporters
+    assert settings.protocol == protocol
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER"),
+    ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}, "OTEL_EXPORTER_OTLP_PROTOCOL"),
+])
+def test_unsupported_settings_are_configuration_errors(env: dict[str, str], message: str) -> None:
+    with pytest.raises(TracingConfigError, match=message):
+        TracingSettings.from_env(env)
+
+
+def test_no_variables_means_tracing_off() -> None:
+    assert not Tracing.from_env({}).enabled
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_both_otlp_protocols_build_an_exporter(protocol: str) -> None:
+    tracing = Tracing.from_env({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": protocol})
+    assert tracing.enabled
+    tracing.shutdown()
+
+
+def test_resource_is_named_warden_unless_the_environment_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert build_resource({}).attributes["service.name"] == "warden"
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "llm-gateway")
+    assert build_resource({"OTEL_SERVICE_NAME": "llm-gateway"}).attributes["service.name"] == "llm-gateway"
+    monkeypatch.delenv("OTEL_SERVICE_NAME")
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=gw,k8s.pod.name=p")
+    resource = build_resource({"OTEL_RESOURCE_ATTRIBUTES": "service.name=gw,k8s.pod.name=p"})
+    assert resource.attributes["service.name"] == "gw"
+    assert resource.attributes["k8s.pod.name"] == "p"
+
+
+def test_trace_id_from_traceparent() -> None:
+    assert trace_id_from_traceparent(PARENT) == TRACE_ID
+    assert trace_id_from_traceparent("00-" + "0" * 32 + "-b7ad6b7169203331-01") is None
+    assert trace_id_from_traceparent("garbage") is None
+
+
+# -- the stages, driven in order like mitmproxy does, with the SDK's in-memory exporter ------------------------
+
+@pytest.fixture(scope="module")
+def guard() -> Guard:
+    return Guard.load()
+
+
+@pytest.fixture
+def exporter() -> Iterator[InMemorySpanExporter]:
+    yield InMemorySpanExporter()
+
+
+def make_services(guard: Guard, tracing: Tracing, **config: Any) -> Services:
+    cfg = WardenConfig(upstream="http://127.0.0.1:8000", **config)
+    return Services(config=cfg, metrics=Metrics(), guard=guard, tracing=tracing)
+
+
+async def call(pipeline: Pipeline, hook: str, flow: http.HTTPFlow) -> None:
+    result = getattr(pipeline, hook)(flow)
+    if result is not None and inspect.isawaitable(result):
+        await result
+
+
+def chat_flow(body: dict[str, Any], headers: dict[str, str] | None = None) -> http.HTTPFlow:
+    flow = tflow.tflow()
+    fields = {"content-type": "application/json", **(headers or {})}
+    flow.request = http.Request.make(
+        "POST", "http://127.0.0.1:8000/v1/chat/completions", json.dumps(body).encode(),
+        http.Headers([(k.encode(), v.encode()) for k, v in fields.items()]),
+    )
+    flow.response = None
+    return flow
+
+
+ANSWER = {"id": "chatcmpl-42", "object": "chat.completion", "model": "m-served",
+          "choices": [{"index": 0, "message": {"role": "assistant", "content": "fine"}, "finish_reason": "stop"}],
+          "usage": {"prompt_tokens": 12, "completion_tokens": 3, "prompt_tokens_details": {"cached_tokens": 8}}}
+
+
+def exchange(services: Services, flow: http.HTTPFlow, answer: dict[str, Any] | None = ANSWER) -> None:
+    pipeline = Pipeline(default_stages(services))
+
+    async def run() -> None:
+        await call(pipeline, "requestheaders", flow)
+        await call(pipeline, "request", flow)
+        if flow.response is None:
+            flow.response = http.Response.make(200, json.dumps(answer).encode(),
+                                               {"content-type": "application/json"})
+            await call(pipeline, "responseheaders", flow)
+        await call(pipeline, "response", flow)
+
+    asyncio.run(run())
+
+
+def by_kind(spans: tuple[ReadableSpan, ...]) -> dict[SpanKind, ReadableSpan]:
+    return {s.kind: s for s in spans}
+
+
+def test_server_and_client_spans_continue_the_trace_and_reach_the_upstream(
+    guard: Guard, exporter: InMemorySpanExporter
+) -> None:
+    services = make_services(guard, Tracing.for_exporter(exporter))
+    flow = chat_flow({"model": "m", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 7,
+                      "temperature": 0.2}, {"traceparent": PARENT, "tracestate": "vendor=1"})
+    exchange(services, flow)
+    spans = by_kind(exporter.get_finished_spans())
+    server, client = spans[SpanKind.SERVER], spans[SpanKind.CLIENT]
+    assert server.name == "POST /v1/chat/completions"
+    assert client.name == "chat m"
+    assert format(server.context.trace_id, "032x") == TRACE_ID
+    assert server.parent is not None and format(server.parent.span_id, "016x") == "b7ad6b7169203331"
+    assert client.parent is not None and client.parent.span_id == server.context.span_id
+    injected = flow.request.headers["traceparent"]
+    assert injected == f"00-{TRACE_ID}-{client.context.span_id:016x}-01"
+    assert flow.request.headers["tracestate"] == "vendor=1"
+    c = client.attributes or {}
+    assert c[A.GEN_AI_OPERATION_NAME] == "chat"
+    assert c[A.GEN_AI_PROVIDER_NAME] == "vllm"
+    assert c[A.GEN_AI_REQUEST_MODEL] == "m"
+    assert c[A.GEN_AI_REQUEST_MAX_TOKENS] == 7
+    assert c[A.GEN_AI_REQUEST_TEMPERATURE] == 0.2
+    assert c[A.GEN_AI_REQUEST_STREAM] is False
+    assert c[A.GEN_AI_RESPONSE_ID] == "chatcmpl-42"
+    assert c[A.GEN_AI_RESPONSE_MODEL] == "m-served"
+    assert tuple(c[A.GEN_AI_RESPONSE_FINISH_REASONS]) == ("stop",)  # type: ignore[arg-type]
+    assert (c[A.GEN_AI_USAGE_INPUT_TOKENS], c[A.GEN_AI_USAGE_OUTPUT_TOKENS]) == (12, 3)
+    assert c[A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] == 8
+    assert (c[A.SERVER_ADDRESS], c[A.SERVER_PORT]) == ("127.0.0.1", 8000)
+    s = server.attributes or {}
+    assert s[A.HTTP_RESPONSE_STATUS_CODE] == 200
+    assert s[A.WARDEN_OUTCOME] == "ok"
+    assert len(str(s[A.WARDEN_INPUT_HMAC])) == 64
+    state = get_state(flow)
+    assert state is not None and state.trace_id == TRACE_ID
+    results = [e for e in server.events if e.name == A.GEN_AI_GUARDRAIL_RESULT_EVENT]
+    assert {(e.attributes or {})[A.GUARDRAIL_SOURCE] for e in results} == {"input", "output"}
+
+
+def test_a_blocked_request_has_no_client_span_and_a_block_event(guard: Guard, exporter: InMemorySpanExporter) -> None:
+    services = make_services(guard, Tracing.for_exporter(exporter))
+    flow = chat_flow({"model": "m", "messages": [{"role": "user", "content": "我想找人代考"}]})
+    exchange(services, flow)
+    spans = exporter.get_finished_spans()
+    assert [s.kind for s in spans] == [SpanKind.SERVER]
+    attrs = spans[0].attributes or {}
+    assert attrs[A.WARDEN_OUTCOME] == "blocked"
+    assert A.ERROR_TYPE not in attrs  # a guard block is a result, not an error
+    (event,) = [e for e in spans[0].events if e.name == A.GEN_AI_GUARDRAIL_RESULT_EVENT]
+    ev = event.attributes or {}
+    assert ev[A.GUARDRAIL_RESULT] == "block"
+    assert ev[A.GUARDRAIL_SOURCE] == "input"
+    assert "exam_fraud" in tuple(ev[A.GUARDRAIL_RULE_IDS])  # type: ignore[arg-type]
+    assert ev[A.GUARDRAIL_COMPONENT] == "warden"
+    assert "traceparent" not in flow.request.headers
+
+
+def test_spans_never_carry_content(guard: Guard, exporter: InMemorySpanExporter) -> None:
+    services = make_services(guard, Tracing.for_exporter(exporter))
+    content = f"my id is {ID_NUMBER}, call {MOBILE}"
+    flow = chat_flow({"model": "m", "messages": [{"role": "user", "content": content}]})
+    answer = {**ANSWER, "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                     "finish_reason": "stop"}]}
+    exchange(services, flow, answer)
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 2
+    dumped = "".join(s.to_json() for s in spans)
+    for secret in (ID_NUMBER, MOBILE, "my id is", "1949"):
+        assert secret not in dumped
+    server = by_kind(spans)[SpanKind.SERVER]
+    kinds: set[str] = set()
+    for event in server.events:
+        kinds.update(tuple((event.attributes or {}).get(A.GUARDRAIL_FINDING_KINDS, ())))  # type: ignore[arg-type]
+    assert {"cn_resident_id", "cn_mobile"} <= kinds
+
+
+def test_an_unsampled_trace_still_propagates(guard: Guard, exporter: InMemorySpanExporter) -> None:
+    services = make_services(guard, Tracing.for_exporter(exporter, sampler=ALWAYS_OFF))
+    flow = chat_flow({"model": "m", "messages": [{"role": "user", "content": "hello"}]})
+    exchange(services, flow)
+    assert exporter.get_finished_spans() == ()
+    assert int(flow.request.headers["traceparent"][-2:], 16) & 1 == 0  # propagated, flagged not sampled
+
+
+def test_tracing_off_passes_traceparent_through_and_logs_the_trace_id(guard: Guard) -> None:
+    services = make_services(guard, Tracing.disabled())
+    flow = chat_flow({"model": "m", "messages": [{"role": "user", "content": "hello"}]}, {"traceparent": PARENT})
+    exchange(services, flow)
+    assert flow.request.headers["traceparent"] == PARENT
+    state = get_state(flow)
+    assert state is not None and state.trace_id == TRACE_ID and state.spans is None
+
+
+def test_upstream_failures_mark_both_spans(guard: Guard, exporter: InMemorySpanExporter) -> None:
+    services = make_services(guard, Tracing.for_exporter(exporter))
+    flow = chat_flow({"model": "m", "messages": [{"role": "user", "content": "hello"}]})
+    pipeline = Pipeline(default_stages(services))
+
+    async def run() -> None:
+        await call(pipeline, "requestheaders", flow)
+        await call(pipeline, "request", flow)
+        flow.error = flow.error or type(tflow.terr())("Connection refused")  # mitmproxy's error value
+        await call(pipeline, "error", flow)
+
+    asyncio.run(run())
+    spans = by_kind(exporter.get_finished_spans())
+    for kind in (SpanKind.SERVER, SpanKind.CLIENT):
+        assert (spans[kind].attributes or {})[A.ERROR_TYPE] == "upstream_unavailable"
+        assert spans[kind].status.status_code is StatusCode.ERROR
