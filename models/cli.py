@@ -78,7 +78,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _eval(args: argparse.Namespace) -> int:
     from models import categories, evaluate, semantic
-    from rules.fusion import DEFAULT_CLEAR_BELOW, Fusion  # lazy: only this command needs rules' filters
+    from rules.fusion import Fusion  # lazy: only this command needs rules' filters
 
     data = args.data or evaluate.default_eval_path()
     items = evaluate.load_items(data)
@@ -91,7 +91,7 @@ def _eval(args: argparse.Namespace) -> int:
     detector = semantic.load_default()
     scanner = evaluate.scanner_detector()
     name, lexical = scanner if scanner else ("keyword baseline", evaluate.keyword_detector(cats))
-    fusion = Fusion(detector, clear_below=DEFAULT_CLEAR_BELOW if args.clear_below is None else args.clear_below)
+    fusion = Fusion(detector, clear_below=detector.clear_below if args.clear_below is None else args.clear_below)
 
     def judged(category: str) -> bool:
         return detector.semantic_category(category) is not None

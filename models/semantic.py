@@ -78,6 +78,7 @@ class SemanticDetector:
         self.heads = heads
         self.categories = heads.categories
         self.levels = dict(heads.levels)
+        self.clear_below = heads.clear_below  # for rules.fusion.Fusion(clear_below=...)
         self._lexical: dict[str, str] = {}
         for c in categories:
             for lex in c.lexical_categories:

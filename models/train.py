@@ -13,7 +13,9 @@ cross-validated scores (fixed fold assignment), per language:
 - second stage `threshold[lang]`: the lowest value whose false-positive rate on that language's negatives
   is <= `target_fpr`;
 - first stage `pass[lang]`: windows scoring below it are decided benign without the encoder; it keeps
-  `first_stage_recall` of that language's positives.
+  `first_stage_recall` of that language's positives;
+- fusion `clear_below`: among the exemplars the category keywords match, the rescaled context level that
+  best separates positives from hard negatives (cross-validated scores); lowest over the languages.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from models.categories import LANGS, Category, Exemplar
 
 F64 = npt.NDArray[np.float64]
 HEADS_VERSION = 1
-L2 = 0.01
+L2 = 1.0
 SCALE = 10.0  # inputs are unit vectors; scaling them is the same as weaker regularization of the bias
 FOLDS = 5
 NEWTON_STEPS = 25
@@ -69,6 +71,7 @@ class Heads:
     thresholds: dict[str, float]  # second stage, per language
     passes: dict[str, float]  # first stage, per language
     target_fpr: float
+    clear_below: float  # fusion: rescaled context score under which a keyword hit is cleared
 
     def to_json(self) -> str:
         obj = {
@@ -76,6 +79,7 @@ class Heads:
             "levels": self.levels, "target_fpr": self.target_fpr,
             "thresholds": {k: round(v, 6) for k, v in self.thresholds.items()},
             "first_stage_pass": {k: round(v, 6) for k, v in self.passes.items()},
+            "fusion_clear_below": round(self.clear_below, 6),
             "static": self.static.to_json(), "encoder": self.encoder.to_json(),
         }
         return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
@@ -87,7 +91,7 @@ class Heads:
             categories=tuple(obj["categories"]), levels=dict(obj["levels"]), build_key=obj["build_key"],
             static=StageHeads.from_json(obj["static"]), encoder=StageHeads.from_json(obj["encoder"]),
             thresholds=dict(obj["thresholds"]), passes=dict(obj["first_stage_pass"]),
-            target_fpr=float(obj["target_fpr"]),
+            target_fpr=float(obj["target_fpr"]), clear_below=float(obj["fusion_clear_below"]),
         )
 
 
@@ -100,11 +104,11 @@ def _sigmoid(z: F64) -> F64:
     return out
 
 
-def logistic(x: F64, t: F64, l2: float = L2) -> F64:
+def logistic(x: F64, t: F64, l2: float | None = None) -> F64:
     """Newton's method on the L2-regularized log loss (bias unregularized); deterministic."""
     xs = np.hstack([x * SCALE, np.ones((len(x), 1))])
     w = np.zeros(xs.shape[1])
-    reg = np.eye(xs.shape[1]) * l2
+    reg = np.eye(xs.shape[1]) * (L2 if l2 is None else l2)
     reg[-1, -1] = 0.0
     for _ in range(NEWTON_STEPS):
         p = _sigmoid(xs @ w)
@@ -154,6 +158,16 @@ def threshold_for_recall(pos_scores: F64, recall: float) -> float:
     return float(max(0.0, s[drop] - 1e-6)) if len(s) else 0.0
 
 
+def _best_clear(scores: F64, positive: npt.NDArray[np.bool_], threshold: float) -> float:
+    """The clear level (rescaled) that best separates keyword-bearing positives from hard negatives."""
+    if len(scores) == 0:
+        return 0.25
+    rescaled = np.where(scores < threshold, 0.5 * scores / threshold, 0.5)
+    grid = np.linspace(0.02, 0.5, 49)
+    acc = [float(np.mean((rescaled >= g) == positive)) for g in grid]
+    return float(grid[int(np.argmax(acc))])
+
+
 def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_x: F64, *,
           build_key: str, target_fpr: float = 0.02, first_stage_recall: float = 0.98) -> Heads:
     names = [c.name for c in categories]
@@ -161,17 +175,22 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
     topics = [names.index(e.topic) + 1 if e.topic else 0 for e in examples]
     langs = np.array([e.lang for e in examples])
     pos = np.asarray(labels) > 0
+    keywords = [kw.lower() for c in categories for lang in LANGS for kw in c.keywords[lang]]
+    has_kw = np.array([any(kw in e.text.lower() for kw in keywords) for e in examples], dtype=bool)
     cv_enc = cross_val_scores(encoder_x, labels, topics, len(names))
     cv_static = cross_val_scores(static_x, labels, topics, len(names))
     thresholds = {}
     passes = {}
+    clear = []
     for lang in LANGS:
         m = langs == lang
         thresholds[lang] = max(0.5, threshold_for_fpr(cv_enc[m & ~pos], target_fpr))
         passes[lang] = threshold_for_recall(cv_static[m & pos], first_stage_recall)
+        clear.append(_best_clear(cv_enc[m & has_kw], pos[m & has_kw], thresholds[lang]))
     return Heads(
         categories=tuple(names), levels={c.name: c.level for c in categories}, build_key=build_key,
         static=fit_stage(static_x, labels, topics, len(names)),
         encoder=fit_stage(encoder_x, labels, topics, len(names)),
         thresholds=thresholds, passes=passes, target_fpr=target_fpr,
+        clear_below=float(min(0.5, max(0.01, min(clear)))),
     )
