@@ -284,6 +284,10 @@ class AuditLog:
         Raises ConfigError, KeyUnavailableError or SignerError when the log cannot be written safely
         (fail closed: an unusable key or signer is a start-up error)."""
         key_dir = config.resolved_key_dir()
+        if key_dir.absolute().is_relative_to(config.directory.absolute()):
+            # The log directory is what gets shipped and audited; private keys must never be part of it.
+            raise ConfigError("the key directory must not be inside the log directory", where=str(key_dir),
+                              expected=f"outside {config.directory}")
         provider = config.key_provider or LocalKeyProvider.from_file(key_dir / "chain.key", create=True)
         signer = config.signer or LocalSigner.from_file(key_dir / SIGNING_KEY_FILE, create=True)
         digest_key = config.digest_key or load_or_create_hex_key(key_dir / DIGEST_KEY_FILE)

@@ -314,3 +314,8 @@ def test_wall_clock_stepping_back_does_not_stall_anything(tmp_path: Path) -> Non
     eventually(lambda: log.head is not None, timeout=5)
     assert log.close(10)
     assert run_verify(built_of(tmp_path / "log")).outcome == Outcome.VALID
+
+
+def test_keys_inside_the_log_directory_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError):
+        AuditLog.open(config(tmp_path / "log", "b", key_dir=tmp_path / "log" / "keys"))
