@@ -88,12 +88,18 @@ class BoundedLabels:
 class AuditStatsLike(Protocol):
     """What audit.log.AuditStats offers the metrics (kept structural: metrics never import the writer)."""
 
-    records_total: int
-    checkpoints_total: int
-    write_failures_total: int
-    sign_failures_total: int
-    store_failures_total: int
-    anchor_lag_seconds: float
+    @property
+    def records_total(self) -> int: ...
+    @property
+    def checkpoints_total(self) -> int: ...
+    @property
+    def write_failures_total(self) -> int: ...
+    @property
+    def sign_failures_total(self) -> int: ...
+    @property
+    def store_failures_total(self) -> int: ...
+    @property
+    def anchor_lag_seconds(self) -> float: ...
 
 
 class AuditCollector(Collector):

@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mitmproxy import http
+from mitmproxy.test import tflow
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from proxy.config import WardenConfig
+from proxy.guard import Guard
+from proxy.metrics import Metrics
+from proxy.services import Services
+from proxy.stages.telemetry import StreamPeek, Telemetry, classify_error, peek_chunk, record_answer
+from proxy.state import STATE_KEY, FlowState, Outcome, Route
+
+_GUARD = Guard.load()
+
+
+def chunk(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+def test_peek_reads_id_model_and_finish_reasons_not_content() -> None:
+    state = FlowState("r", Route.CHAT, 0.0)
+    first = {"id": "chatcmpl-1", "model": "m", "choices": [
+        {"index": 0, "delta": {"content": 'fake "id":"evil" "finish_reason":"pwned"'}, "finish_reason": None}]}
+    peek_chunk(chunk(first), state)
+    last = {"id": "chatcmpl-1", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+    peek_chunk(chunk(last) + chunk({**last, "choices": [{"index": 1, "delta": {}, "finish_reason": "stop"}]}), state)
+    assert (state.response_id, state.response_model) == ("chatcmpl-1", "m")
+    assert state.finish_reasons == ["length", "stop"]
+
+
+def test_record_answer() -> None:
+    state = FlowState("r", Route.CHAT, 0.0)
+    record_answer(state, {"id": "x", "model": "m", "choices": [{"finish_reason": "stop"}, {"finish_reason": "stop"},
+                                                                  {"finish_reason": None}]})
+    assert (state.response_id, state.response_model, state.finish_reasons) == ("x", "m", ["stop"])
+
+
+def test_stream_peek_delegates_to_the_relay() -> None:
+    class Relay:
+        finished = False
+
+        def __call__(self, data: bytes) -> list[bytes]:
+            return [data]
+
+        def finish(self) -> None:
+            self.finished = True
+
+    relay = Relay()
+    state = FlowState("r", Route.CHAT, 0.0)
+    peek = StreamPeek(relay, state)
+    assert peek(chunk({"id": "a", "model": "m", "choices": []})) == [chunk({"id": "a", "model": "m", "choices": []})]
+    peek.finish()
+    assert relay.finished and state.response_id == "a"
+
+
+def test_classify_error() -> None:
+    flow = tflow.tflow(err=True)
+    state = FlowState("r", Route.CHAT, 0.0)
+    assert flow.error is not None
+    flow.error.msg = "Client disconnected."
+    assert classify_error(flow, state) is Outcome.CLIENT_ABORTED
+    state.stream_complete = True
+    assert classify_error(flow, state) is Outcome.OK
+    flow.error.msg = "Connection refused"
+    assert classify_error(flow, state) is Outcome.UPSTREAM_UNAVAILABLE
+    state.outcome = Outcome.UPSTREAM_TIMEOUT
+    assert classify_error(flow, state) is Outcome.UPSTREAM_TIMEOUT
+
+
+def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = generate_latest(metrics.registry).decode()
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for f in text_string_to_metric_families(text) for s in f.samples}
+
+
+def test_finish_observes_every_series_from_the_flow_state() -> None:
+    clock = iter([10.0])
+    metrics = Metrics()
+    services = Services(config=WardenConfig(upstream="http://u:1"), metrics=metrics, guard=_GUARD,
+                        clock=lambda: next(clock))
+    flow = tflow.tflow()
+    flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
+    flow.response.stream = True
+    state = FlowState("r", Route.CHAT, 8.0, model="m", stream=True, first_chunk_at=8.5)
+    state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.cached_tokens = 100, 11, 64
+    state.guard_detections = {("lexical", "cn_mobile", "input", "mask"): 2}
+    state.guard_seconds = {"request": 0.002}
+    state.schema_result = "valid"
+    flow.metadata[STATE_KEY] = state
+    metrics.inflight.inc()
+    Telemetry(services).response(flow)
+    got = samples(metrics)
+    chat_m = (("model_name", "m"), ("route", "chat"))
+    assert got[("warden_requests_total", (("code_class", "2xx"), ("model_name", "m"), ("outcome", "ok"),
+                                          ("route", "chat")))] == 1
+    assert got[("warden_request_duration_seconds_sum", chat_m)] == 2.0
+    assert got[("warden_time_to_first_token_seconds_sum", chat_m)] == 0.5
+    assert got[("warden_time_per_output_token_seconds_sum", chat_m)] == 0.15  # 1.5 s over 10 more tokens
+    assert got[("warden_prompt_tokens_cached_total", (("model_name", "m"),))] == 64
+    assert got[("warden_guard_detections_total", (("action", "mask"), ("direction", "input"), ("kind", "cn_mobile"),
+                                                   ("stage", "lexical")))] == 2
+    assert got[("warden_guard_duration_seconds_count", (("stage", "request"),))] == 1
+    assert got[("warden_schema_validations_total", (("result", "valid"),))] == 1
+    assert got[("warden_inflight_requests", ())] == 0
+    assert state.done
