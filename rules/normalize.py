@@ -90,6 +90,33 @@ class OffsetMap:
         return self._re[i] + (n - self._ne[i])
 
 
+class _ByteMap:
+    """An OffsetMap kept in UTF-8 byte offsets between two texts, with the same start/end interface in
+    characters: converts child characters -> child bytes -> parent bytes -> parent characters."""
+
+    __slots__ = ("_bmap", "_child_ascii", "_child_text", "_parent_ascii", "_parent_data")
+
+    def __init__(self, child_text: str, child_data: bytes, parent_text: str, parent_data: bytes,
+                 bmap: OffsetMap) -> None:
+        self._child_text = child_text
+        self._child_ascii = len(child_data) == len(child_text)
+        self._parent_data = parent_data
+        self._parent_ascii = len(parent_data) == len(parent_text)
+        self._bmap = bmap
+
+    def _to_bytes(self, n: int) -> int:
+        return n if self._child_ascii else len(self._child_text[:n].encode("utf-8", "surrogatepass"))
+
+    def _to_chars(self, b: int) -> int:
+        return b if self._parent_ascii else int(_bytes_to_chars(self._parent_data, 0, b))
+
+    def start(self, n: int) -> int:
+        return self._to_chars(self._bmap.start(self._to_bytes(n)))
+
+    def end(self, n: int) -> int:
+        return self._to_chars(self._bmap.end(self._to_bytes(n)))
+
+
 def _apply_edits(src: str, edits: list[tuple[int, int, str]]) -> tuple[str, OffsetMap]:
     """Apply sorted, non-overlapping edits (source start, source end, replacement) and map the result back.
     Written as comprehensions: this runs once per edit on every text with skip runs."""
@@ -129,7 +156,7 @@ class View:
 
     __slots__ = ("_ascii", "_last", "data", "maps", "text")
 
-    def __init__(self, text: str, maps: tuple[OffsetMap, ...], data: bytes | None = None) -> None:
+    def __init__(self, text: str, maps: tuple[OffsetMap | _ByteMap, ...], data: bytes | None = None) -> None:
         self.text = text
         self.maps = maps  # innermost last: view -> parent -> ... -> raw
         self.data = text.encode("utf-8", "surrogatepass") if data is None else data
@@ -314,41 +341,48 @@ def compact_of(base: View, config: NormalizeConfig) -> View:
         if ws in text:
             text = text.replace(ws, " ")
     rx = _skip_re(config.skip_chars, config.max_skip)
-    raw_bytes = text.encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8", "surrogatepass")
     match = rx._regexp.Match
-    end = len(raw_bytes)
-    spans = match(_UNANCHORED, raw_bytes, 0, end)
+    end = len(data)
+    spans = match(_UNANCHORED, data, 0, end)
     if spans[0][0] < 0:
-        return View(text, maps, raw_bytes)
-    ascii_text = len(raw_bytes) == len(text)
-    edits: list[tuple[int, int, str]] = []
-    last_b = last_c = 0
+        return View(text, maps, data)
+    # Edits are made on the UTF-8 bytes and the map is kept in bytes: no byte -> character conversion per
+    # edit (texts with many skip runs paid for one per edit), only per finding, in _ByteMap.
+    out: list[bytes] = []
+    ns: list[int] = []
+    ne: list[int] = []
+    rs: list[int] = []
+    re_: list[int] = []
+    pos = shift = 0
     while spans[0][0] >= 0:
         a, b = spans[0]
-        if raw_bytes[a] in _SPACE_BYTES:
-            rep, resume = " ", b
+        if data[a] in _SPACE_BYTES:
+            rep, resume = b" ", b
         else:
             # letter/ideograph, skip run, letter/ideograph: drop the run; resume at the closing character,
             # which may open the next run ("代 考 试").
-            lead = raw_bytes[a]
+            lead = data[a]
             a += 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
             b -= 1
-            while raw_bytes[b] & 0xC0 == 0x80:
+            while data[b] & 0xC0 == 0x80:
                 b -= 1
-            rep, resume = "", b
-        if ascii_text:
-            ca, cb = a, b
-        else:
-            ca = last_c + _bytes_to_chars(raw_bytes, last_b, a)
-            cb = ca + _bytes_to_chars(raw_bytes, a, b)
-            last_b, last_c = b, cb
-        if text[ca:cb] != rep:
-            edits.append((ca, cb, rep))
-        spans = match(_UNANCHORED, raw_bytes, resume, end)
-    if not edits:
-        return View(text, maps, raw_bytes)
-    text, smap = _apply_edits(text, edits)
-    return View(text, (*maps, smap))
+            rep, resume = b"", b
+        out.append(data[pos:a])
+        out.append(rep)
+        rs.append(a)
+        re_.append(b)
+        n = a + shift
+        ns.append(n)
+        ne.append(n + len(rep))
+        shift += len(rep) - (b - a)
+        pos = b
+        spans = match(_UNANCHORED, data, resume, end)
+    out.append(data[pos:])
+    new_data = b"".join(out)
+    new_text = new_data.decode("utf-8", "surrogatepass")
+    bmap = _ByteMap(new_text, new_data, text, data, OffsetMap(ns, ne, rs, re_))
+    return View(new_text, (*maps, bmap), new_data)
 
 
 def compact_view(raw: str, config: NormalizeConfig) -> View:

@@ -68,6 +68,15 @@ class PiiSpec:
         cls = "".join(f"\\x{{{b:02x}}}" for b in sorted(set(self.left)))
         return f"(?:^|[^{cls}]){self.prefix}({self.value})"
 
+    @property
+    def prefilter(self) -> str:
+        """The pattern with its right boundary too, for the Set pass only: the Set needs no spans, so it may
+        consume the boundary, and it then stops reporting a 9-digit SSN for every longer digit run."""
+        if not self.right:
+            return self.pattern
+        cls = "".join(f"\\x{{{b:02x}}}" for b in sorted(set(self.right)))
+        return f"{self.pattern}(?:[^{cls}]|$)"
+
 
 _NEG_NUMBER = ("订单", "单号", "编号", "流水", "序列号", "order", "tracking", "invoice", "serial", "ref")
 _D = "[0-9]"
@@ -210,7 +219,7 @@ class PiiDetector:
         self._regexes = []
         for spec in self.specs:
             assert self._set is not None
-            self._set.Add(spec.pattern)
+            self._set.Add(spec.prefilter)
             self._regexes.append(re2.compile(spec.pattern, opts))
         if self._set is not None:
             self._set.Compile()
