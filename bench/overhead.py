@@ -1,9 +1,11 @@
-"""What a sidecar costs: direct to the stand-in vs mitmdump vs a bare minimal mitmproxy vs `warden serve`.
+"""What a sidecar costs: direct to the stand-in, mitmdump, a bare minimal mitmproxy, `warden serve --no-guard`
+(pass-through) and `warden serve` with the builtin rule packs, all in one run.
 
 Prints, per configuration: proxy CPU per request, p50/p99 latency and added latency for a 1 KB JSON chat
 request at concurrency 1 and 16, and for a 200-event SSE stream the proxy CPU per chunk and the added time
-to first event. Ratios are against the bare minimal mitmproxy (same addons as Warden, none of our stages).
-Nothing is asserted: it is a report. Run: .venv/bin/python bench/overhead.py [--quick]
+to first event. Ratios: against the bare minimal mitmproxy (same addons as Warden, none of our stages), and
+for the guarded row also against Warden's own pass-through. Nothing is asserted: it is a report.
+Run: .venv/bin/python bench/overhead.py [--quick]
 """
 
 from __future__ import annotations
@@ -140,9 +142,12 @@ CONFIGS: list[tuple[str, Launcher]] = [
                                                f"reverse:{up}@127.0.0.1:{port}", "-s",
                                                str(REPO / "bench" / "bare_mitmproxy.py")]),
     ("bare mitmproxy", lambda up, port: [PY, str(REPO / "bench" / "bare_mitmproxy.py"), up, str(port)]),
-    ("warden serve", lambda up, port: [PY, "-m", "proxy.cli", "serve", "--upstream", up, "--listen",
-                                       f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{free_port()}",
-                                       "--log-level", "warning"]),
+    ("warden pass-through", lambda up, port: [PY, "-m", "proxy.cli", "serve", "--upstream", up, "--listen",
+                                              f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{free_port()}",
+                                              "--log-level", "warning", "--no-guard"]),
+    ("warden + builtin packs", lambda up, port: [PY, "-m", "proxy.cli", "serve", "--upstream", up, "--listen",
+                                                 f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{free_port()}",
+                                                 "--log-level", "warning"]),
 ]
 
 
@@ -190,7 +195,7 @@ def report(results: dict[str, dict[str, float]], n: int) -> None:
     print(f"\n{n} chat requests (1 KB prompt) at c=1 and c=16; {max(20, n // 20)} streams of 200 SSE events\n")
     head = ("config", "CPU/req c1", "CPU/req c16", "p50 c1", "p99 c1", "added p50 c1", "p50 c16", "p99 c16",
             "CPU/chunk", "TTFE p50", "added TTFE", "x bare CPU/req", "x bare CPU/chunk")
-    rows = [head]
+    rows: list[tuple[str, ...]] = [head]
     bare_chunk = (bare["cpu_stream"] - bare["cpu_req_c1"]) / 200
     for name, r in results.items():
         chunk = (r["cpu_stream"] - r["cpu_req_c1"]) / 200
@@ -207,7 +212,28 @@ def report(results: dict[str, dict[str, float]], n: int) -> None:
             f"{r['cpu_req_c1'] / bare['cpu_req_c1']:.2f}x" if proxied else "-",
             f"{chunk / bare_chunk:.2f}x" if proxied and bare_chunk > 0 else "-",
         ))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    print_table(rows)
+    if "warden pass-through" in results and "warden + builtin packs" in results:
+        plain, guarded = results["warden pass-through"], results["warden + builtin packs"]
+        plain_chunk = (plain["cpu_stream"] - plain["cpu_req_c1"]) / 200
+        guarded_chunk = (guarded["cpu_stream"] - guarded["cpu_req_c1"]) / 200
+        print("\nguard cost (builtin packs vs Warden pass-through, same run):")
+        print_table([
+            ("measure", "pass-through", "guarded", "added / ratio", "target"),
+            ("p50 latency, 1 KB prompt, c=1", f"{plain['p50_c1'] * ms:.2f} ms", f"{guarded['p50_c1'] * ms:.2f} ms",
+             f"{(guarded['p50_c1'] - plain['p50_c1']) * ms:+.2f} ms", "< +1 ms"),
+            ("time to first event, 200-event stream", f"{plain['ttfe_p50'] * ms:.2f} ms",
+             f"{guarded['ttfe_p50'] * ms:.2f} ms", f"{(guarded['ttfe_p50'] - plain['ttfe_p50']) * ms:+.2f} ms",
+             "< +1 ms"),
+            ("CPU per chunk", f"{plain_chunk * us:.0f} us", f"{guarded_chunk * us:.0f} us",
+             f"{guarded_chunk / plain_chunk:.2f}x" if plain_chunk > 0 else "-", "< 1.5x"),
+            ("CPU per request, c=1", f"{plain['cpu_req_c1'] * ms:.2f} ms", f"{guarded['cpu_req_c1'] * ms:.2f} ms",
+             f"{guarded['cpu_req_c1'] / plain['cpu_req_c1']:.2f}x", "-"),
+        ])
+
+
+def print_table(rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for i, row in enumerate(rows):
         cells = zip(row, widths, strict=True)
         print("  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in enumerate(cells)))

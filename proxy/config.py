@@ -51,6 +51,7 @@ class WardenConfig:
     model_allowlist: tuple[str, ...] = ()
     log_level: str = "info"
     # -- guard (rules) --
+    guard: bool = True  # false: pass-through, nothing inspected (recorded as `skipped`, never as `pass`)
     rules: tuple[str, ...] = ()  # rule files on top of the builtin packs
     request_pii: str = "mask"  # mask | pseudonymize | block: what PII rules do to prompts
     block_status: int = 400  # status of a policy block
@@ -147,6 +148,7 @@ _PARSERS: dict[str, Any] = {
     "rules": parse_list,
     "block_status": parse_status,
     "scan_unknown_routes": parse_bool,
+    "guard": parse_bool,
 }
 
 FIELD_NAMES = tuple(f.name for f in fields(WardenConfig))

@@ -44,6 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", dest="log_level", help="debug, info, warning, error (default info)")
     p.add_argument("--rules", action="append", metavar="FILE",
                    help="rule file on top of the builtin packs (repeatable; same formats as `warden scan`)")
+    p.add_argument("--no-guard", dest="guard", action="store_const", const=False,
+                   help="pass-through: inspect nothing (observability and audit only; verdicts say skipped)")
     p.add_argument("--request-pii", dest="request_pii", choices=("mask", "pseudonymize", "block"),
                    help="what PII in prompts becomes (default mask; answers are always masked)")
     p.add_argument("--block-status", dest="block_status", help="HTTP status of a policy block (default 400)")

@@ -76,6 +76,10 @@ class InspectRequest:
         state = get_state(flow)
         if state is None or flow.response is not None:
             return None
+        if not self.config.guard:
+            state.stage_verdicts["request"] = Verdict.SKIPPED.value
+            state.input_digest = self.services.digester.digest(flow.request.raw_content or b"")
+            return None
         if state.route not in INSPECTED_ROUTES:
             if self.config.scan_unknown_routes:
                 self._scan_raw(flow, state)

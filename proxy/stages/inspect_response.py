@@ -43,7 +43,7 @@ class InspectResponse:
             return None  # streams are guarded by the relay; our own answers (blocks, errors) need nothing
         response = flow.response
         response.headers["x-warden-request-id"] = state.request_id
-        if state.route not in INSPECTED_ROUTES or not 200 <= response.status_code < 300:
+        if not self.config.guard or state.route not in INSPECTED_ROUTES or not 200 <= response.status_code < 300:
             state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
             self._finish(flow, state, response.raw_content or b"")
             return None

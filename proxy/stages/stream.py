@@ -10,18 +10,22 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Iterable, Iterator
 
 from mitmproxy import http
 
+from proxy.errors import ApiError
 from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import INSPECTED_ROUTES, record_decisions
 from proxy.state import FlowState, Outcome, Verdict, get_state
-from proxy.stream_guard import StreamGuard
+from proxy.stream_guard import DONE, StreamGuard, sse_data
 from rules.pseudonym import PseudonymVault
+
+log = logging.getLogger("warden.stream")
 
 # Responses API streams end with one of these typed events instead of `data: [DONE]`.
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
@@ -57,27 +61,53 @@ class SseRelay:
         self.framer = SseFramer()
         self.recorded = False
 
-    def __call__(self, chunk: bytes) -> list[bytes]:
-        # Always a list: mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
+    def __call__(self, chunk: bytes) -> Iterable[bytes]:
+        # Never b"": mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
         # chunked-encoding terminator and would end the client's stream early. [] holds data back.
         events = self.framer.feed(chunk) if chunk else self.framer.flush()  # b"" marks the end
-        out: list[bytes] = []
-        guard = self.guard
-        for event in events:
-            self.observe(event)
-            if guard is None:
-                out.append(event.raw)
-            else:
-                out += guard.on_event(event)
-        if not chunk and guard is not None:
-            out += guard.end()
-        if not chunk:
-            self.finish()
-        if not out:
+        if self.guard is None:
+            for event in events:
+                self.observe(event)
+            if not chunk:
+                self.finish()
+            if not events:
+                return []
+            data = events[0].raw if len(events) == 1 else b"".join(e.raw for e in events)
+            self.hasher.update(data)
+            return [data]
+        if self.guard.ended:  # blocked or failed: nothing more reaches the client
+            if not chunk:
+                self.finish()
             return []
-        data = out[0] if len(out) == 1 else b"".join(out)
-        self.hasher.update(data)
-        return [data]
+        # Guarded: a generator, so mitmproxy writes each event out before the next one is scanned (one
+        # upstream read can carry dozens of events; the first must not wait for the last).
+        return self._guarded(events, end=not chunk)
+
+    def _guarded(self, events: list[SseEvent], *, end: bool) -> Iterator[bytes]:
+        guard = self.guard
+        assert guard is not None
+        try:
+            for event in events:
+                self.observe(event)
+                for data in guard.on_event(event):
+                    self.hasher.update(data)
+                    yield data
+            if end:
+                for data in guard.end():
+                    self.hasher.update(data)
+                    yield data
+        except Exception:
+            # A bug of ours must not let unguarded text through: end the stream closed, keep serving.
+            log.exception("stream guard failed; ending the stream", extra={"request_id": self.state.request_id})
+            self.state.outcome = Outcome.INTERNAL_ERROR
+            guard.ended = True
+            failure = ApiError(500, "server_error", "internal_error",
+                               f"Warden failed while guarding this stream (request id {self.state.request_id}).")
+            data = sse_data(failure.payload()) + DONE
+            self.hasher.update(data)
+            yield data
+        if end:
+            self.finish()
 
     def observe(self, event: SseEvent) -> None:
         data = event.data
@@ -127,7 +157,8 @@ class Stream:
         # The action known so far (the prompt's); the answer's own verdict goes to metrics and audit.
         flow.response.headers["x-warden-action"] = state.action
         guard = None
-        if state.route in INSPECTED_ROUTES and 200 <= flow.response.status_code < 300:
+        guarded = self.services.config.guard and state.route in INSPECTED_ROUTES
+        if guarded and 200 <= flow.response.status_code < 300:
             vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
 
             def on_block(rules: tuple[str, ...]) -> None:

@@ -170,3 +170,23 @@ def test_comments_and_unknown_events_pass_unchanged(policy: Policy) -> None:
 def test_an_event_that_is_not_json_ends_the_stream_closed(policy: Policy) -> None:
     out = relay(policy, b"data: {not json\n\ndata: [DONE]\n\n", [])
     assert b"invalid_upstream_stream" in out and out.endswith(b"data: [DONE]\n\n")
+
+
+def test_a_bug_in_the_guard_ends_the_stream_closed(policy: Policy) -> None:
+    import hmac
+
+    from proxy.stages.stream import SseRelay
+    from proxy.state import FlowState, Outcome
+
+    class Exploding(StreamGuard):
+        def on_event(self, event: object) -> list[bytes]:  # type: ignore[override]
+            raise RuntimeError("bug")
+
+    state = FlowState("rid", Route.CHAT, 0.0)
+    relay = SseRelay(state, lambda: 0.0, Exploding(policy.response, PseudonymVault(), Route.CHAT, 400),
+                     hmac.new(b"k", digestmod="sha256"))
+    out = b"".join(relay(chat_sse("some text with " + ID)))
+    assert ID.encode() not in out
+    assert b"internal_error" in out and out.endswith(b"data: [DONE]\n\n")
+    assert state.outcome is Outcome.INTERNAL_ERROR
+    assert list(relay(b"data: more\n\n")) == []  # nothing after the failure
