@@ -847,7 +847,16 @@ def _recover(directory: Path) -> _Recovered:
             if index != len(tail_files) - 1:
                 raise ConfigError("a damaged segment is followed by another; refusing to guess",
                                   where=str(path))
-            cut = {"segment": f"{SEGMENT_DIR}/{path.name}", "offset": good_end, "bytes": len(data) - good_end}
+            # Never destroy bytes: what is cut goes to a quarantine beside the log (outside what is verified
+            # and shipped), and the boot record names it with its hash. Usually it is a torn, never
+            # acknowledged write; if it was media damage, the records are still there to inspect.
+            removed = data[good_end:]
+            quarantine = directory.absolute().parent / f"{directory.name}-quarantine"
+            quarantine.mkdir(parents=True, exist_ok=True)
+            kept = quarantine / f"{path.name}.{good_end}.cut"
+            kept.write_bytes(removed)
+            cut = {"segment": f"{SEGMENT_DIR}/{path.name}", "offset": good_end, "bytes": len(removed),
+                   "sha256": hashlib.sha256(removed).hexdigest(), "quarantine": kept.name}
             os.chmod(path, 0o644)
             with open(path, "r+b") as fh:
                 fh.truncate(good_end)

@@ -117,8 +117,12 @@ def test_crash_tail_is_cut_and_anchored_on_restart(tmp_path: Path) -> None:
     assert log.close(10)
     recs = records(built.directory)
     boot = [r for r in recs if r["kind"] == "epoch_start"][-1]
-    assert boot["recovered"] == {"segment": f"segments/{tail.name}", "offset": len(tail.read_bytes()),
-                                 "bytes": len(b'{"_mac":"12ab')}
+    torn = b'{"_mac":"12ab'
+    offset = len(tail.read_bytes())
+    assert boot["recovered"] == {"segment": f"segments/{tail.name}", "offset": offset, "bytes": len(torn),
+                                 "sha256": hashlib.sha256(torn).hexdigest(),
+                                 "quarantine": f"{tail.name}.{offset}.cut"}
+    assert (tmp_path / "log-quarantine" / f"{tail.name}.{offset}.cut").read_bytes() == torn
     report = run_verify(built)
     assert report.outcome == Outcome.VALID and report.problems == ()
 
