@@ -85,6 +85,14 @@ class Origin:
     def __str__(self) -> str:
         return f"{self.cluster}/{self.namespace}/{self.pod}/{self.boot_id}"
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Origin:
+        """From the usual pod environment: WARDEN_CLUSTER, POD_NAMESPACE, POD_NAME (downward API), else
+        the host name; a fresh boot id."""
+        env = os.environ if environ is None else environ
+        return cls(cluster=env.get("WARDEN_CLUSTER") or "local", namespace=env.get("POD_NAMESPACE") or "default",
+                   pod=env.get("POD_NAME") or socket.gethostname())
+
 
 @dataclass(frozen=True, slots=True)
 class AuditConfig:

@@ -323,3 +323,10 @@ def test_wall_clock_stepping_back_does_not_stall_anything(tmp_path: Path) -> Non
 def test_keys_inside_the_log_directory_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError):
         AuditLog.open(config(tmp_path / "log", "b", key_dir=tmp_path / "log" / "keys"))
+
+
+def test_origin_from_pod_environment() -> None:
+    origin = Origin.from_env({"WARDEN_CLUSTER": "prod-eu", "POD_NAMESPACE": "llm", "POD_NAME": "vllm-0"})
+    assert str(origin).startswith("prod-eu/llm/vllm-0/") and len(origin.boot_id) == 16
+    assert Origin.from_env({}).cluster == "local"
+    assert Origin.from_env({}).boot_id != Origin.from_env({}).boot_id
