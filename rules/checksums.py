@@ -6,7 +6,6 @@ separators already removed by the caller where the docstring says so.
 from __future__ import annotations
 
 import datetime as _dt
-import ipaddress
 
 # GB/T 2260 province-level codes (first two digits of a resident ID's region code), incl. 71 Taiwan,
 # 81 Hong Kong, 82 Macau, 83 Taiwan residents' IDs (2018 residence permits), 91 for the "foreign" permanent
@@ -133,16 +132,41 @@ def ipv4(value: str) -> bool | None:
     return all(p.isdigit() and int(p) <= 255 and (p == "0" or not p.startswith("0")) for p in parts)
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _hex_groups(part: str, *, v4_tail: bool = True) -> int | None:
+    """Number of 16-bit groups in a colon-separated run, or None if malformed (an IPv4 tail counts 2)."""
+    if part == "":
+        return 0
+    groups = part.split(":")
+    count = 0
+    for k, g in enumerate(groups):
+        if v4_tail and k == len(groups) - 1 and "." in g:
+            if ipv4(g) is not True:
+                return None
+            count += 2
+        elif 1 <= len(g) <= 4 and _HEX.issuperset(g):
+            count += 1
+        else:
+            return None
+    return count
+
+
 def ipv6(value: str) -> bool | None:
-    """RFC 4291 section 2.2 text forms (incl. `::` compression and an embedded IPv4 tail), as parsed by
-    Python's ipaddress; the unspecified address `::` alone is not a finding."""
+    """RFC 4291 section 2.2 text forms: eight groups of 1-4 hex digits, or fewer with one `::`, optionally
+    ending in an IPv4 dotted quad (counting two groups). The unspecified address `::` alone is no finding.
+    (Hand-written: Python's ipaddress took ~15 us per candidate.)"""
     if value.count(":") < 2 or value.strip(":") == "":
         return False
-    try:
-        ipaddress.IPv6Address(value)
-    except ValueError:
-        return False
-    return True
+    head, sep, tail = value.partition("::")
+    if sep:
+        if "::" in tail:
+            return False
+        a, b = _hex_groups(head, v4_tail=False), _hex_groups(tail)
+        return a is not None and b is not None and a + b <= 7
+    n = _hex_groups(value)
+    return n == 8
 
 
 def us_ssn(digits: str) -> bool | None:

@@ -226,6 +226,8 @@ class PiiDetector:
         self._context = [self._word_re(s.context) for s in self.specs]
         self._negative = [self._word_re(s.negative) for s in self.specs]
         self.closures = tuple(prefix_closure(s.prefix + s.value) for s in self.specs)
+        self._strip = [s.strip.encode() for s in self.specs]
+        self._rules = [rule_of.get(s.kind, s.kind) for s in self.specs]
 
     @staticmethod
     def _word_re(words: tuple[str, ...]) -> re.Pattern[str] | None:
@@ -276,7 +278,7 @@ class PiiDetector:
                 continue
             while True:
                 if self._bounded(spec, data, start, end):
-                    verdict = self._check(spec, data[start:end].decode("utf-8"))
+                    verdict = self._check(spec, data[start:end].translate(None, self._strip[i]))
                     if verdict is not False:
                         found.append((i, start, end, verdict))
                         break
@@ -298,12 +300,11 @@ class PiiDetector:
         return not (spec.not_in_token and start > 0 and after and data[start - 1] in _ALNUM and after[0] in _ALNUM)
 
     @staticmethod
-    def _check(spec: PiiSpec, value: str) -> bool | None:
+    def _check(spec: PiiSpec, value: bytes) -> bool | None:
+        """The validator's verdict on the value with its separators already removed."""
         if spec.validator is None:
             return None
-        if spec.strip:
-            value = value.translate({ord(c): None for c in spec.strip})
-        return spec.validator(value)
+        return spec.validator(value.decode("utf-8"))
 
     def _finding(self, i: int, view: View, bstart: int, bend: int, verdict: bool | None) -> Finding:
         spec = self.specs[i]
@@ -317,17 +318,9 @@ class PiiDetector:
         if ctx is not None or neg is not None:
             before = view.text[max(0, start - CONTEXT_WINDOW) : start].casefold()
             if ctx is not None and ctx.search(before):
-                score = min(1.0, score + 0.3) if verdict is None else 1.0
+                score = round(min(1.0, score + 0.3), 3) if verdict is None else 1.0
             elif neg is not None and neg.search(before, max(0, len(before) - NEGATIVE_WINDOW)):
                 # A passed checksum outweighs a nearby "order number": lowered, still reported.
-                score = max(0.0, score - (0.3 if verdict else 0.5))
-        rstart, rend = view.raw_span(start, end)
-        return Finding(
-            kind=spec.kind,
-            category=spec.category,
-            start=rstart,
-            end=rend,
-            rule=self._rule_of.get(spec.kind, spec.kind),
-            score=round(score, 3),
-            valid=verdict,
-        )
+                score = round(max(0.0, score - (0.3 if verdict else 0.5)), 3)
+        rstart, rend = view.raw_span(start, end) if view.maps else (start, end)
+        return Finding(spec.kind, spec.category, rstart, rend, self._rules[i], score, verdict)

@@ -100,6 +100,7 @@ class Scanner:
         warm_up(self.config)
         enabled = [e for e in rules.entries if e.fields.get("enabled", True)]
         self._policies: dict[str, RulePolicy] = {e.rule: _policy(e) for e in enabled}
+        self._min_scores = {rule: p.min_score for rule, p in self._policies.items()}
         self._category_policy: dict[str, RulePolicy] = {}
         for e in enabled:
             if e.type != "pii":
@@ -177,12 +178,11 @@ class Scanner:
             return EMPTY_RESULT
         return self._decide(self._resolve(findings))
 
-    def _min_score(self, f: Finding) -> float:
-        p = self._policies.get(f.rule)
-        return 0.5 if p is None else p.min_score
-
     def _resolve(self, findings: list[Finding]) -> list[Finding]:
-        kept = [f for f in dict.fromkeys(findings) if f.score >= self._min_score(f) and f.end > f.start]
+        mins = self._min_scores
+        if self._extra or self._filters:
+            findings = list(dict.fromkeys(findings))  # plug-ins may repeat a finding; ours never do
+        kept = [f for f in findings if f.score >= mins.get(f.rule, 0.5) and f.end > f.start]
         pii = [f for f in kept if f.category in ("pii", "secret")]
         if len(pii) > 1:
             pii.sort(

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rules import checksums
 from tests.rules import values as v
@@ -62,3 +66,14 @@ def test_ipv4_ipv6_ssn_iban_plate() -> None:
     assert checksums.cn_license_plate("京A12345") is None
     assert checksums.cn_license_plate("京ABCD12") is False
     assert checksums.cn_license_plate("粤BD12345") is None
+
+
+@given(st.lists(st.sampled_from(["", "0", "1", "ab", "ffff", "12345", "1.2.3.4", "1.2.3.256", ":", "g"]),
+                min_size=1, max_size=10).map(":".join))
+def test_ipv6_agrees_with_the_standard_library(value: str) -> None:
+    try:
+        ipaddress.IPv6Address(value)
+        expected = value.strip(":") != ""
+    except ValueError:
+        expected = False
+    assert checksums.ipv6(value) is expected
