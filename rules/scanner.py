@@ -25,7 +25,7 @@ import re2
 from rules.errors import RuleFileError
 from rules.findings import Action, Detector, Finding, FindingFilter, strongest
 from rules.loader import LoadedRules, RuleEntry, load
-from rules.normalize import Views, warm_up
+from rules.normalize import _UNANCHORED, Views, warm_up
 from rules.patterns import PatternDetector, PatternRule
 from rules.pii import BUILTIN_SPECS, PiiDetector, re2_options
 from rules.policy import Decision, MaskSpec, RulePolicy, decide, policy_for
@@ -159,12 +159,13 @@ class Scanner:
     def scan(self, text: str) -> ScanResult:
         return self.scan_from(text, 0)
 
-    def scan_from(self, text: str, start: int) -> ScanResult:
+    def scan_from(self, text: str, start: int, views: Views | None = None) -> ScanResult:
         """Scan `text` but keep only findings that start at or after `start` (the stream scanner passes
         already released text as left context, so boundaries and context words see it)."""
         if not text:
             return EMPTY_RESULT
-        views = Views(text, self.config)
+        if views is None:
+            views = Views(text, self.config)
         findings = self._pii.detect_views(views)
         findings += self._words.detect_views(views)
         findings += self._patterns.detect_views(views)
@@ -246,23 +247,25 @@ class Scanner:
     def viable_start(self, tail: str) -> int:
         """Index in `tail` where the shortest suffix begins that could still grow into a match; len(tail)
         when no suffix can. Used by the stream scanner to decide what to hold back."""
-        n = len(tail)
-        if not tail:
-            return 0
-        q = max(0, n - self._blind_hold) if self._blind_hold else n
-        views = Views(tail, self.config)
+        return self.viable_start_views(Views(tail, self.config), 0) if tail else 0
+
+    def viable_start_views(self, views: Views, lo: int) -> int:
+        """Like `viable_start` on already normalized views of a text, never below raw index `lo` (the stream
+        passes its whole window, released context included, so the views are built once per chunk)."""
+        n = len(views.raw)
+        q = max(lo, n - self._blind_hold) if self._blind_hold else n
         if self._pii_tail is not None:
             v = views.base
-            m = self._pii_tail.search(v.data)
-            if m is not None and m.start() < len(v.data):
-                q = min(q, v.raw_start(v.char_index(m.start())))
+            start = self._pii_tail._regexp.Match(_UNANCHORED, v.data, 0, len(v.data))[0][0]
+            if 0 <= start < len(v.data):
+                q = min(q, max(lo, v.raw_start(v.char_index(start))))
         compact = views.compact
         if self._pattern_tail is not None:
-            m = self._pattern_tail.search(compact.data)
-            if m is not None and m.start() < len(compact.data):
-                q = min(q, compact.raw_start(compact.char_index(m.start())))
+            start = self._pattern_tail._regexp.Match(_UNANCHORED, compact.data, 0, len(compact.data))[0][0]
+            if 0 <= start < len(compact.data):
+                q = min(q, max(lo, compact.raw_start(compact.char_index(start))))
         if len(self._words):
             s = self._words.viable_start(compact)
             if s < len(compact.text):
-                q = min(q, compact.raw_start(s))
+                q = min(q, max(lo, compact.raw_start(s)))
         return q

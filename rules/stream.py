@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from rules import masking
 from rules.findings import Action, Finding
+from rules.normalize import Views
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault
 from rules.scanner import Scanner
@@ -70,21 +71,25 @@ class StreamScanner:
         self._pending += delta
         if not self._pending:
             return StreamStep("")
-        base = max(0, len(self._pending) - self._limit)
-        hold_from = base + self._scanner.viable_start(self._pending[base:])
-        return self._release(hold_from)
+        off = len(self._context)
+        window = self._context + self._pending
+        views = Views(window, self._scanner.config)
+        # The window's views serve both questions: what may still grow into a match, and what is found.
+        lo = off + max(0, len(self._pending) - self._limit)
+        hold_from = self._scanner.viable_start_views(views, lo) - off
+        return self._release(hold_from, window, views)
 
     def flush(self) -> StreamStep:
         if self._blocked:
             return StreamStep("", blocked=True)
-        return self._release(len(self._pending))
+        window = self._context + self._pending
+        return self._release(len(self._pending), window, Views(window, self._scanner.config))
 
-    def _release(self, cut: int) -> StreamStep:
+    def _release(self, cut: int, window: str, views: Views) -> StreamStep:
         if cut <= 0:
             return StreamStep("")
         off = len(self._context)
-        window = self._context + self._pending
-        result = self._scanner.scan_from(window, off)
+        result = self._scanner.scan_from(window, off, views)
         decisions = list(result.decisions)
         end = off + cut
         moved = True

@@ -105,6 +105,7 @@ class WordListDetector:
         # Every prefix of every word or allow phrase: the stream holds back a tail only while it could still
         # grow into one of them.
         self._prefixes = frozenset(w[:i] for w in (*owner, *allow) for i in range(1, len(w) + 1))
+        self._first = frozenset(w[0] for w in (*owner, *allow))
         self._skip = config.skip_chars
         self._max_skip = config.max_skip
 
@@ -152,7 +153,9 @@ class WordListDetector:
         if n - len(stripped) > self._max_skip:
             stripped = text
         m = len(stripped)
-        for k in range(min(self.max_len, m), 0, -1):
-            if stripped[m - k :] in self._prefixes:
-                return m - k
+        first = self._first
+        prefixes = self._prefixes
+        for j in range(max(0, m - self.max_len), m):  # leftmost first: the longest viable suffix
+            if stripped[j] in first and stripped[j:m] in prefixes:
+                return j
         return n
