@@ -5,7 +5,8 @@ boundaries too, so a 9-digit SSN candidate is not reported for every longer digi
 patterns the Set reported are iterated, calling RE2's matcher directly. Bytes, not str: the google-re2
 wrapper re-encodes a str and maps offsets back on every call (measured on 1 KB mixed text: an alternation
 search 6.7 us on str vs 3.7 us on bytes; the wrapper's finditer generator cost more than matching itself on
-PII-dense text); byte offsets become character offsets only for findings, from the nearest checkpoint. RE2's `\\b` fires between a CJK character and a digit, so every
+PII-dense text); byte offsets become character offsets only for findings, from the nearest checkpoint.
+RE2's `\\b` fires between a CJK character and a digit, so every
 numeric kind uses explicit classes instead: the character before a value must not be a digit (it is
 consumed by `(?:^|[^0-9])`), the character after is checked here, unconsumed, so two values separated by
 one character are both found. An 18-digit ID inside a 25-digit order number is therefore no ID.
