@@ -161,6 +161,22 @@ def _apply_edits(src: str, edits: list[tuple[int, int, str]]) -> tuple[str, Offs
     return text, OffsetMap(ns, ne, rs, re_)
 
 
+# A pattern that matches every text, added last to every re2.Set: RE2's Set.Match answers "no match" when its
+# DFA runs out of memory, and the Python wrapper hides the error. A missing sentinel means exactly that, and
+# the caller then runs every pattern instead of none (fail closed).
+SET_SENTINEL = "(?:)"
+
+
+def set_hits(rset: Any, sentinel: int, total: int, data: bytes) -> list[int]:
+    """Indices of the patterns of an re2.Set that match `data`, ascending; all of them if the Set failed."""
+    hits = rset.Match(data)
+    if not hits or sentinel not in hits:
+        return list(range(total))
+    if len(hits) == 1:
+        return []
+    return sorted(i for i in hits if i != sentinel)
+
+
 def found_in(regexp: Any, data: bytes) -> bool:
     """Whether a compiled RE2 matches anywhere in `data` (RE2's matcher directly: no Match object)."""
     return bool(regexp._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0] >= 0)

@@ -15,7 +15,7 @@ import re2
 
 from rules.errors import RuleFileError
 from rules.findings import Finding
-from rules.normalize import Views, iter_matches
+from rules.normalize import SET_SENTINEL, Views, iter_matches, set_hits
 from rules.pii import re2_options
 from rules.prefix import max_width, prefix_closure
 
@@ -66,6 +66,7 @@ class PatternDetector:
                 except re2.error as exc:
                     msg = f"RE2 Set rejected it: {_reason(exc)}"
                     raise RuleFileError(r.source, msg, rule=r.rule, field="pattern") from None
+            self._sentinel = self._set.Add(SET_SENTINEL)
             try:
                 self._set.Compile()
             except re2.error as exc:
@@ -89,11 +90,11 @@ class PatternDetector:
             return []
         view = views.compact
         data = view.data
-        hits = self._set.Match(data)
+        hits = set_hits(self._set, self._sentinel, len(self.rules), data)
         if not hits:
             return []
         out: list[Finding] = []
-        for i in sorted(hits):
+        for i in hits:
             rule = self.rules[i]
             for spans in iter_matches(self._regexes[i], data):
                 s, e = spans[0]

@@ -23,7 +23,7 @@ import re2
 
 from rules import checksums
 from rules.findings import Finding
-from rules.normalize import View, Views, iter_matches
+from rules.normalize import SET_SENTINEL, View, Views, iter_matches, set_hits
 from rules.prefix import prefix_closure
 
 Validator = Callable[[str], bool | None]
@@ -227,6 +227,7 @@ class PiiDetector:
             self._set.Add(spec.prefilter)
             self._regexes.append(re2.compile(spec.pattern, opts))
         if self._set is not None:
+            self._sentinel = self._set.Add(SET_SENTINEL)
             self._set.Compile()
         self._context = [self._word_re(s.context) for s in self.specs]
         self._negative = [self._word_re(s.negative) for s in self.specs]
@@ -263,11 +264,11 @@ class PiiDetector:
             return []
         view = views.base
         data = view.data
-        hits = self._set.Match(data)
+        hits = set_hits(self._set, self._sentinel, len(self.specs), data)
         if not hits:
             return []
         found: list[tuple[int, int, int, bool | None]] = []
-        for i in sorted(hits):
+        for i in hits:
             self._run(i, data, found)
         # Byte -> character offsets in one ascending pass (each conversion walks only the gap).
         found.sort(key=lambda c: c[1])

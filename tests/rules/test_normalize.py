@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import re2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rules.normalize import NormalizeConfig, Views, base_view, compact_view, normalize_literal
+from rules.normalize import (
+    SET_SENTINEL,
+    NormalizeConfig,
+    Views,
+    base_view,
+    compact_view,
+    normalize_literal,
+    set_hits,
+)
 
 CONFIG = NormalizeConfig()
 
@@ -98,3 +107,23 @@ def test_every_view_span_maps_inside_the_raw_text_in_order(raw: str) -> None:
             assert 0 <= a < b <= len(raw)
             # The raw characters of a view character normalize to a text containing it.
             assert view.text[i] in compact_view(raw[a:b], CONFIG).text + base_view(raw[a:b], CONFIG).text
+
+
+def test_set_hits_reads_the_sentinel_and_fails_closed() -> None:
+    opts = re2.Options()
+    opts.log_errors = False
+    rset = re2.Set.SearchSet(opts)
+    for p in ("abc", "xyz", "q+"):
+        rset.Add(p)
+    sentinel = rset.Add(SET_SENTINEL)
+    rset.Compile()
+    assert set_hits(rset, sentinel, 3, b"..xyz..abc") == [0, 1]
+    assert set_hits(rset, sentinel, 3, b"nothing") == []
+
+    class OutOfMemory:
+        """RE2's Set.Match answers None when its DFA runs out of memory; that cannot be provoked on demand."""
+
+        def Match(self, data: bytes) -> None:  # noqa: N802 - RE2's method name
+            return None
+
+    assert set_hits(OutOfMemory(), sentinel, 3, b"abc") == [0, 1, 2]
