@@ -123,7 +123,7 @@ def test_set_hits_reads_the_sentinel_and_fails_closed() -> None:
     class OutOfMemory:
         """RE2's Set.Match answers None when its DFA runs out of memory; that cannot be provoked on demand."""
 
-        def Match(self, data: bytes) -> None:  # noqa: N802 - RE2's method name
+        def Match(self, data: bytes) -> None:
             return None
 
     assert set_hits(OutOfMemory(), sentinel, 3, b"abc") == [0, 1, 2]
