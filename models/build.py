@@ -35,7 +35,7 @@ from models import e5file, export
 from models.errors import BuildError
 from models.tokenizer import build_model_proto, norm_map_json
 
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 STATIC_DIM = 256
 ENCODER = "encoder.onnx"
 TOKENIZER = "tokenizer.model"

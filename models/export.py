@@ -54,8 +54,16 @@ class _Graph:
                        accuracy_level=4)
 
 
-def encoder_model(f: E5File, *, layers: int | None = None) -> onnx.ModelProto:
-    """The sentence encoder: input_ids [B,T] int64, attention_mask [B,T] int64 -> embedding [B,384]."""
+POOL_LAYERS = (6, 8, 10)
+
+
+def encoder_model(f: E5File, *, layers: int | None = None,
+                  pool_layers: tuple[int, ...] = POOL_LAYERS) -> onnx.ModelProto:
+    """The sentence encoder: input_ids [B,T] int64, attention_mask [B,T] int64 -> embedding [B,384]
+    (e5's sentence embedding), and `pool<i>` [B,384]: the masked mean of the hidden states after i
+    layers, unnormalized. Intermediate layers carry more of the request-versus-topic signal than the
+    last one (5-fold CV recall at 2% FPR on the exemplars: 0.79/0.74 zh/en with the embedding alone,
+    0.94/0.89 with layers 6, 8, 10 added)."""
     g = _Graph()
     H, nh = f.hidden, f.heads
     n_layers = f.layers if layers is None else layers
@@ -89,6 +97,9 @@ def encoder_model(f: E5File, *, layers: int | None = None) -> onnx.ModelProto:
     x = g.op("LayerNormalization", [x, g.const("emb.ln.w", f.f32["emb.ln.w"][0]),
                                     g.const("emb.ln.b", f.f32["emb.ln.b"][0])], axis=-1, epsilon=f.eps)
     mask_i32 = g.op("Cast", ["attention_mask"], to=TensorProto.INT32)
+    maskf = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), "axis_last"])
+    count = g.op("ReduceSum", [maskf, "axis1"], keepdims=0)
+    pooled: list[tuple[str, str]] = []
     for i in range(n_layers):
         p = f"l{i}."
         q = g.matmul_q4(x, f.q4[p + "q.w"], f.f32[p + "q.b"], p + "q")
@@ -103,19 +114,23 @@ def encoder_model(f: E5File, *, layers: int | None = None) -> onnx.ModelProto:
         fo = g.matmul_q4(mid, f.q4[p + "fo.w"], f.f32[p + "fo.b"], p + "fo")
         x = g.op("LayerNormalization", [g.op("Add", [x, fo]), g.const(p + "oln.w", f.f32[p + "oln.w"][0]),
                                         g.const(p + "oln.b", f.f32[p + "oln.b"][0])], axis=-1, epsilon=f.eps)
+        if i + 1 in pool_layers:
+            summed = g.op("ReduceSum", [g.op("Mul", [x, maskf]), "axis1"], keepdims=0)
+            pooled.append((g.op("Div", [summed, count]), f"pool{i + 1}"))
 
     # masked mean over tokens, then L2 normalization
-    maskf = g.op("Unsqueeze", [g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT), "axis_last"])
     summed = g.op("ReduceSum", [g.op("Mul", [x, maskf]), "axis1"], keepdims=0)
-    count = g.op("ReduceSum", [maskf, "axis1"], keepdims=0)
     mean = g.op("Div", [summed, count])
     g.nodes.append(helper.make_node("LpNormalization", [mean], ["embedding"], name="l2", axis=-1, p=2))
+    for src, name in pooled:
+        g.nodes.append(helper.make_node("Identity", [src], [name], name=f"out_{name}"))
 
     graph = helper.make_graph(
         g.nodes, "e5_small_encoder",
         [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
          helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
-        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", H])],
+        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", H])]
+        + [helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", H]) for _, name in pooled],
         initializer=g.inits,
     )
     return _model(graph)

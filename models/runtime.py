@@ -12,11 +12,14 @@ import numpy as np
 import numpy.typing as npt
 
 from models import build
+from models.export import POOL_LAYERS
 from models.tokenizer import Tokenizer
 
 F32 = npt.NDArray[np.float32]
 QUERY_PREFIX = "query: "  # e5's prefix for symmetric tasks such as classification
 MAX_TOKENS = 128  # second-stage window, specials included: ~57 ms on one core (512 tokens: ~280 ms)
+OUTPUTS = ["embedding", *(f"pool{i}" for i in POOL_LAYERS)]
+FEATURES = 384 * len(OUTPUTS)
 SIF_A = 1e-3  # smooth inverse frequency: weight a / (a + p(piece)), p from the unigram log-probability
 
 
@@ -66,12 +69,14 @@ class Runtime:
 
     # -- second stage -------------------------------------------------------------------------------
     def encode_ids(self, batch: Sequence[Sequence[int]]) -> F32:
-        """Encoder embeddings of content-id windows (prefix and specials added, truncated to MAX_TOKENS)."""
+        """Encoder features of content-id windows (prefix and specials added, truncated to MAX_TOKENS):
+        [N, 384 * (1 + len(POOL_LAYERS))], the sentence embedding then the raw intermediate-layer means."""
+        width_out = FEATURES
         if not batch:
-            return np.zeros((0, 384), np.float32)
+            return np.zeros((0, width_out), np.float32)
         tok = self.tokenizer
         seqs = [[tok.bos, *self._prefix, *ids[: MAX_TOKENS - 2 - len(self._prefix)], tok.eos] for ids in batch]
-        out = np.zeros((len(seqs), 384), dtype=np.float32)
+        out = np.zeros((len(seqs), width_out), dtype=np.float32)
         # group by length so padding stays small; one run per group
         order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
         for start in range(0, len(order), 16):
@@ -82,8 +87,8 @@ class Runtime:
             for r, i in enumerate(group):
                 ids_arr[r, : len(seqs[i])] = seqs[i]
                 mask[r, : len(seqs[i])] = 1
-            emb = self._session.run(["embedding"], {"input_ids": ids_arr, "attention_mask": mask})[0]
-            out[group] = emb
+            parts = self._session.run(OUTPUTS, {"input_ids": ids_arr, "attention_mask": mask})
+            out[group] = np.concatenate(parts, axis=1)
         return out
 
     def encode(self, texts: Sequence[str]) -> F32:

@@ -15,7 +15,7 @@ cross-validated scores (fixed fold assignment), per language:
 - first stage `pass[lang]`: windows scoring below it are decided benign without the encoder; it keeps
   `first_stage_recall` of that language's positives;
 - fusion `clear_below`: among the exemplars the category keywords match, the rescaled context level that
-  best separates positives from hard negatives (cross-validated scores); lowest over the languages.
+  best separates positives from hard negatives (cross-validated scores, both languages).
 """
 
 from __future__ import annotations
@@ -62,12 +62,47 @@ class StageHeads:
 
 
 @dataclass(frozen=True, slots=True)
+class FeatureMap:
+    """Raw encoder outputs [N, P*384] -> features: each part centred and L2-normalized, then the
+    concatenation centred and L2-normalized. The means are the training exemplars' (stored in heads)."""
+
+    part_means: F64  # [P, 384]
+    total_mean: F64  # [P*384]
+
+    @classmethod
+    def fit(cls, raw: F64, parts: int) -> FeatureMap:
+        split = raw.reshape(len(raw), parts, -1)
+        part_means = split.mean(axis=0)
+        joined = _unit(split - part_means).reshape(len(raw), -1)
+        return cls(part_means, joined.mean(axis=0))
+
+    def apply(self, raw: npt.NDArray[np.floating]) -> F64:
+        split = np.asarray(raw, np.float64).reshape(len(raw), len(self.part_means), -1)
+        joined = _unit(split - self.part_means).reshape(len(raw), -1)
+        return _unit(joined - self.total_mean)
+
+    def to_json(self) -> dict[str, object]:
+        return {"part_means": [_round(m) for m in self.part_means], "total_mean": _round(self.total_mean)}
+
+    @classmethod
+    def from_json(cls, obj: dict[str, object]) -> FeatureMap:
+        return cls(np.array(obj["part_means"], dtype=np.float64), np.array(obj["total_mean"], dtype=np.float64))
+
+
+def _unit(x: F64) -> F64:
+    norm = np.linalg.norm(x, axis=-1, keepdims=True)
+    out: F64 = x / np.maximum(norm, 1e-12)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
 class Heads:
     categories: tuple[str, ...]
     levels: dict[str, int]
     build_key: str
     static: StageHeads
     encoder: StageHeads
+    features: FeatureMap  # encoder outputs -> encoder head inputs
     thresholds: dict[str, float]  # second stage, per language
     passes: dict[str, float]  # first stage, per language
     target_fpr: float
@@ -81,6 +116,7 @@ class Heads:
             "first_stage_pass": {k: round(v, 6) for k, v in self.passes.items()},
             "fusion_clear_below": round(self.clear_below, 6),
             "static": self.static.to_json(), "encoder": self.encoder.to_json(),
+            "encoder_features": self.features.to_json(),
         }
         return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
 
@@ -90,6 +126,7 @@ class Heads:
         return cls(
             categories=tuple(obj["categories"]), levels=dict(obj["levels"]), build_key=obj["build_key"],
             static=StageHeads.from_json(obj["static"]), encoder=StageHeads.from_json(obj["encoder"]),
+            features=FeatureMap.from_json(obj["encoder_features"]),
             thresholds=dict(obj["thresholds"]), passes=dict(obj["first_stage_pass"]),
             target_fpr=float(obj["target_fpr"]), clear_below=float(obj["fusion_clear_below"]),
         )
@@ -158,19 +195,22 @@ def threshold_for_recall(pos_scores: F64, recall: float) -> float:
     return float(max(0.0, s[drop] - 1e-6)) if len(s) else 0.0
 
 
-def _best_clear(scores: F64, positive: npt.NDArray[np.bool_], threshold: float) -> float:
-    """The clear level (rescaled) that best separates keyword-bearing positives from hard negatives."""
-    if len(scores) == 0:
+def _best_clear(rescaled: F64, positive: npt.NDArray[np.bool_]) -> float:
+    """The clear level that best separates keyword-bearing positives from hard negatives: the middle of
+    the plateau of best accuracy (a flat optimum says nothing about where inside it to cut)."""
+    if len(rescaled) == 0:
         return 0.25
-    rescaled = np.where(scores < threshold, 0.5 * scores / threshold, 0.5)
     grid = np.linspace(0.02, 0.5, 49)
-    acc = [float(np.mean((rescaled >= g) == positive)) for g in grid]
-    return float(grid[int(np.argmax(acc))])
+    acc = np.array([float(np.mean((rescaled >= g) == positive)) for g in grid])
+    best = np.flatnonzero(acc >= acc.max() - 1e-12)
+    return float(grid[best[len(best) // 2]])
 
 
-def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_x: F64, *,
+def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_raw: F64, *,
           build_key: str, target_fpr: float = 0.02, first_stage_recall: float = 0.98) -> Heads:
     names = [c.name for c in categories]
+    features = FeatureMap.fit(encoder_raw, encoder_raw.shape[1] // 384)
+    encoder_x = features.apply(encoder_raw)
     labels = [names.index(e.label) + 1 if e.label else 0 for e in examples]
     topics = [names.index(e.topic) + 1 if e.topic else 0 for e in examples]
     langs = np.array([e.lang for e in examples])
@@ -181,16 +221,17 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
     cv_static = cross_val_scores(static_x, labels, topics, len(names))
     thresholds = {}
     passes = {}
-    clear = []
+    rescaled = np.zeros(len(examples))
     for lang in LANGS:
         m = langs == lang
         thresholds[lang] = max(0.5, threshold_for_fpr(cv_enc[m & ~pos], target_fpr))
         passes[lang] = threshold_for_recall(cv_static[m & pos], first_stage_recall)
-        clear.append(_best_clear(cv_enc[m & has_kw], pos[m & has_kw], thresholds[lang]))
+        th = thresholds[lang]
+        rescaled[m] = np.where(cv_enc[m] < th, 0.5 * cv_enc[m] / th, 0.5)
     return Heads(
         categories=tuple(names), levels={c.name: c.level for c in categories}, build_key=build_key,
         static=fit_stage(static_x, labels, topics, len(names)),
-        encoder=fit_stage(encoder_x, labels, topics, len(names)),
+        encoder=fit_stage(encoder_x, labels, topics, len(names)), features=features,
         thresholds=thresholds, passes=passes, target_fpr=target_fpr,
-        clear_below=float(min(0.5, max(0.01, min(clear)))),
+        clear_below=_best_clear(rescaled[has_kw], pos[has_kw]),
     )
