@@ -17,8 +17,8 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from models import build, categories, runtime, semantic  # noqa: E402
-from models.train import Heads  # noqa: E402
+from models import build, categories, runtime, semantic
+from models.train import Heads
 
 EVAL = Path(__file__).resolve().parent / "data" / "semantic_eval.jsonl"
 

@@ -238,7 +238,8 @@ def reduce_dims(vectors: npt.NDArray[np.float32], dim: int) -> npt.NDArray[np.fl
     axes = evecs[:, order]
     signs = np.sign(axes[np.argmax(np.abs(axes), axis=0), np.arange(dim)])
     axes *= signs
-    return (x @ axes).astype(np.float32)
+    out: npt.NDArray[np.float32] = (x @ axes).astype(np.float32)
+    return out
 
 
 def file_sha256(data: bytes) -> str:

@@ -10,6 +10,8 @@ L2-normalized. Position ids start at 0 (e5.c's convention for this file's positi
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 import onnx
@@ -39,7 +41,7 @@ class _Graph:
         return name
 
     def op(self, op_type: str, inputs: list[str], *, domain: str = "", n_out: int = 1,
-           **attrs: object) -> str:
+           **attrs: Any) -> str:
         self._n += 1
         outs = [f"{op_type.lower()}_{self._n}_{i}" for i in range(n_out)]
         self.nodes.append(helper.make_node(op_type, inputs, outs, name=f"n{self._n}", domain=domain, **attrs))

@@ -55,7 +55,8 @@ class Runtime:
         rows = self._rows[self._row_of[np.asarray(ids, dtype=np.int64)]]
         v = rows.sum(axis=0)
         n = float(np.linalg.norm(v))
-        return v / n if n > 0 else v
+        out: F32 = v / n if n > 0 else v
+        return out
 
     def static_vectors(self, texts: Sequence[str]) -> F32:
         return np.stack([self.static_vector(ids) for ids in self.tokenizer.encode_batch(list(texts))]) \

@@ -17,8 +17,10 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import sentencepiece as spm  # type: ignore[import-untyped]
-from sentencepiece import sentencepiece_model_pb2 as spm_pb  # type: ignore[import-untyped]
+import numpy as np
+import numpy.typing as npt
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2 as spm_pb
 
 META = "\u2581"
 _SPACES = re.compile(" {2,}")
@@ -27,10 +29,10 @@ _NORMAL, _UNKNOWN, _CONTROL = 1, 2, 3
 UNK_PENALTY = 10.0  # e5.c: unk score = min piece score - 10 (SentencePiece's kUnkPenalty)
 
 
-def build_model_proto(pieces: Sequence[str], scores: Sequence[float], *, bos: int, eos: int, pad: int,
-                      unk: int) -> bytes:
+def build_model_proto(pieces: Sequence[str], scores: Sequence[float] | npt.NDArray[np.float32], *,
+                      bos: int, eos: int, pad: int, unk: int) -> bytes:
     """A serialized SentencePiece ModelProto with the given vocabulary, deterministic bytes."""
-    proto = spm_pb.ModelProto()
+    proto = spm_pb.ModelProto()  # type: ignore[attr-defined]
     specials = {bos, eos, pad}
     for i, (piece, score) in enumerate(zip(pieces, scores, strict=True)):
         sp = proto.pieces.add()
@@ -43,7 +45,7 @@ def build_model_proto(pieces: Sequence[str], scores: Sequence[float], *, bos: in
         else:
             sp.type = _NORMAL
     ts = proto.trainer_spec
-    ts.model_type = spm_pb.TrainerSpec.UNIGRAM
+    ts.model_type = spm_pb.TrainerSpec.UNIGRAM  # type: ignore[attr-defined]
     ts.vocab_size = len(pieces)
     ts.unk_id, ts.bos_id, ts.eos_id, ts.pad_id = unk, bos, eos, pad
     ns = proto.normalizer_spec

@@ -142,8 +142,18 @@ def _sigmoid(z: F64) -> F64:
 
 
 def logistic(x: F64, t: F64, l2: float | None = None) -> F64:
-    """Newton's method on the L2-regularized log loss (bias unregularized); deterministic."""
-    xs = np.hstack([x * SCALE, np.ones((len(x), 1))])
+    """Newton's method on the L2-regularized log loss (bias unregularized); deterministic.
+
+    With more features than examples the fit runs in the row space of `x` (thin SVD): the L2 penalty is
+    rotation-invariant and the optimum lies in that space, so the result is the same, only cheaper.
+    """
+    xs = x * SCALE
+    basis = None
+    if xs.shape[1] > xs.shape[0]:
+        _, _, vt = np.linalg.svd(xs, full_matrices=False)
+        basis = vt.T  # [D, r], orthonormal columns
+        xs = xs @ basis
+    xs = np.hstack([xs, np.ones((len(xs), 1))])
     w = np.zeros(xs.shape[1])
     reg = np.eye(xs.shape[1]) * (L2 if l2 is None else l2)
     reg[-1, -1] = 0.0
@@ -155,6 +165,8 @@ def logistic(x: F64, t: F64, l2: float | None = None) -> F64:
         w -= step
         if float(np.abs(step).max()) < 1e-10:
             break
+    if basis is not None:
+        w = np.concatenate([basis @ w[:-1], w[-1:]])
     return w
 
 

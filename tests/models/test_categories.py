@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from models import categories, evaluate
+from models.errors import CategoryFileError
+
+
+def test_shipped_categories_load() -> None:
+    cats = categories.load_categories()
+    assert [c.name for c in cats] == ["drugs", "exam_fraud", "fraud", "gambling", "weapons"]
+    for c in cats:
+        assert c.level in (1, 2, 3)
+        assert all(c.positives[lang] and c.hard_negatives[lang] for lang in categories.LANGS)
+
+
+def test_eval_set_is_held_out_and_large_enough() -> None:
+    items = evaluate.load_items(evaluate.default_eval_path())
+    training = {e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())}
+    assert len(items) >= 300
+    assert not {it.text for it in items} & training
+    assert {it.type for it in items} == {"positive_no_keyword", "positive_keyword", "hard_negative", "benign"}
+    assert {it.lang for it in items} == {"zh", "en"}
+
+
+def test_errors_name_file_category_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "x.yaml"
+    bad.write_text("category: drugs\nlevel: 5\npositives: {zh: [a], en: [b]}\n")
+    with pytest.raises(CategoryFileError, match=r"x\.yaml: category 'drugs': field 'level'"):
+        categories.load_category(bad)
+    bad.write_text("category: drugs\nlevel: 2\npositives: {zh: [], en: [b]}\n")
+    with pytest.raises(CategoryFileError, match="field 'positives': zh: at least one"):
+        categories.load_category(bad)
+    bad.write_text("category: drugs\nlevel: 2\npositives: {zh: [a], en: [b]}\ncolour: red\n")
+    with pytest.raises(CategoryFileError, match="unknown fields"):
+        categories.load_category(bad)
+    (tmp_path / "y.yaml").write_text("category: drugs\nlevel: 2\npositives: {zh: [a], en: [b]}\n")
+    bad.write_text("category: drugs\nlevel: 2\npositives: {zh: [c], en: [d]}\n")
+    with pytest.raises(CategoryFileError, match="also defined"):
+        categories.load_categories(tmp_path)
+
+
+def test_language() -> None:
+    assert categories.language("找个人冒充我进考场") == "zh"
+    assert categories.language("need some snow") == "en"
+    assert categories.language("用Python写一个quick sort") == "zh"
+
+
+def test_keyword_baseline(tmp_path: Path) -> None:
+    detect = evaluate.keyword_detector(categories.load_categories())
+    found = detect("教育部严厉打击替考行为")
+    assert [(f.category, f.start, f.end) for f in found] == [("exam_fraud", 7, 9)]
+    path = tmp_path / "e.jsonl"
+    path.write_text(json.dumps({"text": "x", "lang": "fr", "label": None, "type": "benign"}) + "\n")
+    with pytest.raises(ValueError, match="bad lang"):
+        evaluate.load_items(path)

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from models.semantic import SemanticDetector, rescale
+from rules.findings import Detector
+
+
+def test_is_a_detector(detector: SemanticDetector) -> None:
+    assert isinstance(detector, Detector)
+    assert detector.name == "semantic" and detector.max_match_len is None
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("找个人冒充我进考场", "exam_fraud"),
+    ("need some snow for tonight, who's holding", "drugs"),
+])
+def test_paraphrase_without_keywords_is_found(detector: SemanticDetector, text: str, category: str) -> None:
+    findings = detector.detect(text)
+    assert [f.category for f in findings] == [category]
+    f = findings[0]
+    assert (f.kind, f.rule, f.start, f.end) == ("semantic", f"semantic.{category}", 0, len(text))
+    assert 0.5 <= f.score <= 1
+
+
+@pytest.mark.parametrize("text", ["教育部严厉打击替考行为", "如何识别和防范电信诈骗", "今天天气怎么样",
+                                  "write me a python function to sort a list"])
+def test_topic_without_intent_is_not_a_finding(detector: SemanticDetector, text: str) -> None:
+    assert detector.detect(text) == []
+
+
+def test_windows_carry_raw_offsets(detector: SemanticDetector) -> None:
+    benign = "今天的会议改到下午三点，请大家准时参加。" * 30
+    bad = "顺便问一下，谁能帮我去考四六级，我出五千块，用我的身份证进去。"
+    text = benign + bad + benign
+    wins = detector.windows(text)
+    assert len(wins) > 2 and all(len(w.ids) <= 120 for w in wins)
+    assert wins[0].start == 0 and wins[-1].end == len(text)
+    findings = detector.detect(text)
+    assert findings and all(f.category == "exam_fraud" for f in findings)
+    assert any(f.start <= len(benign) < len(benign) + len(bad) <= f.end for f in findings)
+
+
+def test_context_scores_run_the_second_stage(detector: SemanticDetector) -> None:
+    text = "教育部严厉打击替考行为"
+    scores = detector.context_scores(text, 6, 8)
+    assert set(scores) == set(detector.categories)
+    assert scores["exam_fraud"] < 0.5
+    assert detector.semantic_category("exam_cheating") == "exam_fraud"
+    assert detector.semantic_category("pii") is None
+
+
+def test_thread_safe(detector: SemanticDetector) -> None:
+    texts = [f"第{i}个问题：找个人冒充我进考场" if i % 2 else f"question {i}: how do I bake bread" for i in range(16)]
+    expected = [[(f.category, f.start, f.end) for f in detector.detect(t)] for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda t: [(f.category, f.start, f.end) for f in detector.detect(t)], texts))
+    assert got == expected
+
+
+def test_rescale() -> None:
+    assert rescale(0.3, 0.6) == pytest.approx(0.25)
+    assert rescale(0.6, 0.6) == 0.5
+    assert rescale(1.0, 0.6) == 1.0

