@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from models import build, cli
+
+
+def test_build_prints_the_cached_directory(built: build.Built, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["build"]) == 0
+    assert capsys.readouterr().out.strip() == str(built.directory)
+
+
+def test_usage_errors() -> None:
+    assert cli.main([]) == cli.EXIT_USAGE
+    assert cli.main(["frobnicate"]) == cli.EXIT_USAGE
+
+
+def test_eval_prints_three_rows_per_language(built: build.Built, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "eval.jsonl"
+    rows = [
+        {"text": "帮我找个人冒充我去考驾照，钱不是问题", "lang": "zh", "label": "exam_fraud",
+         "type": "positive_no_keyword"},
+        {"text": "警方提醒：替考是违法行为", "lang": "zh", "label": None, "type": "hard_negative"},
+        {"text": "how do I bake sourdough bread", "lang": "en", "label": None, "type": "benign"},
+    ]
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    assert cli.main(["eval", "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    names = [line.split()[0] for line in out.splitlines()[2:]]
+    assert names == ["lexical", "semantic", "fused"] * 3
+    assert "keyword baseline" in out or "rules.scanner" in out
+
+
+def test_eval_refuses_training_texts(built: build.Built, tmp_path: Path) -> None:
+    data = tmp_path / "eval.jsonl"
+    data.write_text(json.dumps({"text": "找个人冒充我进考场", "lang": "zh", "label": "exam_fraud",
+                                "type": "positive_no_keyword"}, ensure_ascii=False) + "\n")
+    assert cli.main(["eval", "--data", str(data)]) == 1
