@@ -138,34 +138,6 @@ def encoder_model(f: E5File, *, layers: int | None = None,
     return _model(graph)
 
 
-def static_model(table: npt.NDArray[np.float32], head_w: npt.NDArray[np.float32],
-                 head_b: npt.NDArray[np.float32]) -> onnx.ModelProto:
-    """The first stage: ids [T] int64 (weights in the table) -> per-category logits [C].
-
-    `table` [V, D] holds already weighted, dimension-reduced token vectors, so the sentence vector is the
-    mean of the gathered rows, L2-normalized; the heads are one [D, C] matrix and a bias.
-    """
-    g = _Graph()
-    g.const("table", table.astype(np.float16))
-    g.const("head_w", head_w.astype(np.float32))
-    g.const("head_b", head_b.astype(np.float32))
-    g.const("axis0", np.array([0], dtype=np.int64))
-    rows = g.op("Cast", [g.op("Gather", ["table", "input_ids"], axis=0)], to=TensorProto.FLOAT)
-    mean = g.op("ReduceMean", [rows, "axis0"], keepdims=1)  # [1,D]
-    norm = g.op("LpNormalization", [mean], axis=-1, p=2)
-    g.nodes.append(helper.make_node("Identity", [norm], ["vector"], name="vec"))
-    logits = g.op("Add", [g.op("MatMul", ["vector", "head_w"]), "head_b"])
-    g.nodes.append(helper.make_node("Identity", [logits], ["logits"], name="out"))
-    graph = helper.make_graph(
-        g.nodes, "e5_static_first_stage",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["seq"])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, head_w.shape[1]]),
-         helper.make_tensor_value_info("vector", TensorProto.FLOAT, [1, table.shape[1]])],
-        initializer=g.inits,
-    )
-    return _model(graph)
-
-
 def _model(graph: onnx.GraphProto) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
                                                     helper.make_opsetid(MS_DOMAIN, 1)],
