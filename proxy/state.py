@@ -25,18 +25,6 @@ class Route(StrEnum):
     OTHER = "other"
 
 
-class Verdict(StrEnum):
-    """Per stage and per rule: what the guard did. A skipped or failed scan is never recorded as `pass`."""
-
-    PASS = "pass"  # noqa: S105 - a verdict, not a password
-    ANNOTATE = "annotate"
-    MASK = "mask"
-    PSEUDONYMIZE = "pseudonymize"
-    BLOCK = "block"
-    SKIPPED = "skipped"
-    ERROR = "error"
-
-
 class Outcome(StrEnum):
     """How an exchange ended; a bounded label value and an audit field."""
 

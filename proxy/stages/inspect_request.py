@@ -13,12 +13,13 @@ from collections.abc import Awaitable, Iterable
 
 from mitmproxy import http
 
+from audit.records import Verdict
 from proxy.errors import content_blocked
 from proxy.extract import TextField, put, request_texts
 from proxy.guard import Inspection, inspect
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
-from proxy.state import FlowState, Outcome, Route, Verdict, get_state
+from proxy.state import FlowState, Outcome, Route, get_state
 from rules.findings import SEVERITY, Action
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault

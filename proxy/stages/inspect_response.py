@@ -15,6 +15,7 @@ from typing import Any
 
 from mitmproxy import http
 
+from audit.records import Verdict
 from proxy.bodies import BodyError, decode
 from proxy.errors import ApiError, content_blocked
 from proxy.extract import TextField, put, response_texts
@@ -22,7 +23,7 @@ from proxy.guard import Inspection, inspect
 from proxy.services import Services
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import INSPECTED_ROUTES, OFFLOAD_CHARS, record
-from proxy.state import FlowState, Outcome, Verdict, get_state
+from proxy.state import FlowState, Outcome, get_state
 from rules.findings import Action
 from rules.pseudonym import PseudonymVault
 
