@@ -59,11 +59,18 @@ class StreamPeek:
 
     def __call__(self, chunk: bytes) -> Any:
         out = self.inner(chunk)
-        if out:
+        if isinstance(out, bytes | list):
             for piece in out if isinstance(out, list) else (out,):
                 if piece:
                     peek_chunk(piece, self.state)
-        return out
+            return out
+        return self._peek_each(out)  # the guarded relay yields event by event: stay lazy
+
+    def _peek_each(self, pieces: Any) -> Any:
+        for piece in pieces:
+            if piece:
+                peek_chunk(piece, self.state)
+            yield piece
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
