@@ -14,8 +14,8 @@ cross-validated scores (fixed fold assignment), per language:
   is <= `target_fpr`;
 - first stage `pass[lang]`: windows scoring below it are decided benign without the encoder; it keeps
   `first_stage_recall` of that language's positives;
-- fusion `clear_below`: among the exemplars the category keywords match, the rescaled context level that
-  best separates positives from hard negatives (cross-validated scores, both languages).
+- fusion `clear_below`: the lowest rescaled context level at which "semantic hit, or keyword hit with
+  context >= level" still keeps each language's cross-validated false-positive rate within `target_fpr`.
 """
 
 from __future__ import annotations
@@ -207,15 +207,18 @@ def threshold_for_recall(pos_scores: F64, recall: float) -> float:
     return float(max(0.0, s[drop] - 1e-6)) if len(s) else 0.0
 
 
-def _best_clear(rescaled: F64, positive: npt.NDArray[np.bool_]) -> float:
-    """The clear level that best separates keyword-bearing positives from hard negatives: the middle of
-    the plateau of best accuracy (a flat optimum says nothing about where inside it to cut)."""
-    if len(rescaled) == 0:
-        return 0.25
+def _clear_level(rescaled: F64, has_kw: npt.NDArray[np.bool_], negative: npt.NDArray[np.bool_],
+                 target_fpr: float) -> float:
+    """The lowest clear level at which the fused rule (semantic hit, or keyword hit with context at or
+    above the level) keeps the cross-validated false-positive rate within `target_fpr`: keyword hits
+    are kept as often as the false-positive budget allows, and no more."""
     grid = np.linspace(0.02, 0.5, 49)
-    acc = np.array([float(np.mean((rescaled >= g) == positive)) for g in grid])
-    best = np.flatnonzero(acc >= acc.max() - 1e-12)
-    return float(grid[best[len(best) // 2]])
+    sem = rescaled >= 0.5
+    for g in grid:
+        fused = sem | (has_kw & (rescaled >= g))
+        if float(np.mean(fused[negative])) <= target_fpr:
+            return float(g)
+    return 0.5
 
 
 def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_raw: F64, *,
@@ -245,5 +248,6 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
         static=fit_stage(static_x, labels, topics, len(names)),
         encoder=fit_stage(encoder_x, labels, topics, len(names)), features=features,
         thresholds=thresholds, passes=passes, target_fpr=target_fpr,
-        clear_below=_best_clear(rescaled[has_kw], pos[has_kw]),
+        clear_below=max(_clear_level(rescaled[langs == lang], has_kw[langs == lang], ~pos[langs == lang],
+                                     target_fpr) for lang in LANGS),
     )
