@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
-from models.semantic import SemanticDetector, rescale
+from models.build import Built
+from models.errors import BuildError
+from models.semantic import SemanticDetector, load_default, rescale
 from rules.findings import Detector
 
 
@@ -64,3 +67,15 @@ def test_rescale() -> None:
     assert rescale(0.3, 0.6) == pytest.approx(0.25)
     assert rescale(0.6, 0.6) == 0.5
     assert rescale(1.0, 0.6) == 1.0
+
+
+def test_load_default_without_a_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARDEN_MODEL_CACHE", str(tmp_path))
+    with pytest.raises(BuildError, match="warden models build"):
+        load_default(build_if_missing=False)
+
+
+def test_load_default_loads_the_cached_build(built: Built) -> None:
+    det = load_default(build_if_missing=False)
+    assert det.levels == {"drugs": 2, "exam_fraud": 2, "fraud": 2, "gambling": 2, "weapons": 3}
+    assert 0 < det.clear_below <= 0.5
