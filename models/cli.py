@@ -22,6 +22,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--data", type=Path, help="labeled JSONL (default bench/data/semantic_eval.jsonl)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
     e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
+    e.add_argument("--lexical", choices=("scanner", "keywords"), default="scanner",
+                   help="lexical row: rules.scanner's builtin packs (default) or the category keyword lists")
     return p
 
 
@@ -89,7 +91,7 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"warden models: {len(leaked)} evaluation texts are also training exemplars", file=sys.stderr)
         return EXIT_FAIL
     detector = semantic.load_default()
-    scanner = evaluate.scanner_detector()
+    scanner = evaluate.scanner_detector() if args.lexical == "scanner" else None
     name, lexical = scanner if scanner else ("keyword baseline", evaluate.keyword_detector(cats))
     fusion = Fusion(detector, clear_below=detector.clear_below if args.clear_below is None else args.clear_below)
 

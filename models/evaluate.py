@@ -5,8 +5,9 @@ The set (bench/data/semantic_eval.jsonl) is one JSON object per line: `text`, `l
 It shares no text with the training exemplars (checked here). A text is predicted positive when any
 finding of a semantic-judged category remains; the metrics are binary (harmful or not).
 
-The lexical row uses `rules.scanner` with its builtin packs when that module offers a default scanner,
-else the category files' keyword lists (a plain case-insensitive substring baseline). Those imports of
+The lexical row uses `rules.scanner.Scanner.load()` (the builtin word, pattern and PII packs) when that
+module is importable, else the category files' keyword lists (a plain case-insensitive substring
+baseline, `--lexical keywords`). Those imports of
 `rules` are lazy and confined to this command: the detector itself imports only `rules.findings`.
 """
 
@@ -83,19 +84,17 @@ def keyword_detector(categories: Sequence[Category]) -> LexicalDetect:
 
 
 def scanner_detector() -> tuple[str, LexicalDetect] | None:
-    """rules.scanner's builtin packs, when that module exposes `load_default()` or `Scanner.default()`."""
+    """rules.scanner's builtin packs (`Scanner.load()`), when that module is importable."""
     try:
-        from rules import scanner as mod  # lazy: models must not import rules at import time
+        from rules.scanner import Scanner  # lazy: models must not import rules at import time
     except ImportError:
         return None
-    factory = getattr(mod, "load_default", None) or getattr(getattr(mod, "Scanner", None), "default", None)
-    if factory is None:
-        return None
-    scanner = factory()
-    scan = getattr(scanner, "scan", None) or getattr(scanner, "detect", None)
-    if scan is None:
-        return None
-    return "rules.scanner", scan
+    scanner = Scanner.load()
+
+    def detect(text: str) -> Sequence[Finding]:
+        return scanner.scan(text).findings
+
+    return "rules.scanner builtin packs", detect
 
 
 def measure(name: str, items: Sequence[Item], predict: Callable[[str], bool]) -> Metrics:
