@@ -5,12 +5,14 @@ Policy (explicit, tested in tests/rules/test_fusion.py):
 1. Semantic findings (kind "semantic") pass unchanged: a semantic hit blocks on its own, without any
    keyword, at its calibrated threshold (its score is >= 0.5 by construction). Rule ids are
    `semantic.<category>`; their default levels come from the category files (exam_fraud 2, drugs 2,
-   fraud 2, gambling 2, weapons 3; level 1 warn, 2 block, 3 block with alert).
+   fraud_scam 2, gambling 2, weapons 3; level 1 warn, 2 block, 3 block with alert). The category names
+   are the builtin word-list categories, so a scanner without a `semantic.*` rule of its own can apply
+   the word category's policy to them.
 2. A lexical finding (kind in `clearable_kinds`, by default "word" and "pattern") whose category is judged
    by a semantic category is cleared, i.e. dropped, when the semantic context score of the windows around
-   it is below `clear_below` (default 0.25, half the detection threshold): the keyword is there, the
-   intent is not ("教育部严厉打击替考行为"). Between `clear_below` and 0.5 it is kept: the keyword plus a
-   weak semantic signal stays a hit.
+   it is below `clear_below` (pass the detector's trained `clear_below`; 0.25 when unset): the keyword is
+   there, the intent is not ("教育部严厉打击替考行为"). Between `clear_below` and 0.5 it is kept: the
+   keyword plus a weak semantic signal stays a hit.
 3. Rules listed in `never_clear` (e.g. level-3 words) are never cleared; neither are findings of other
    kinds (PII, secrets) or of categories no semantic category judges.
 4. Without a scorer (semantic stage off) the filter returns the findings unchanged.
