@@ -147,7 +147,7 @@ CONFIGS: list[tuple[str, Launcher]] = [
                                               "--log-level", "warning", "--no-guard"]),
     ("warden + builtin packs", lambda up, port: [PY, "-m", "proxy.cli", "serve", "--upstream", up, "--listen",
                                                  f"127.0.0.1:{port}", "--admin", f"127.0.0.1:{free_port()}",
-                                                 "--log-level", "warning"]),
+                                                 "--log-level", "warning", "--no-semantic"]),
 ]
 
 

@@ -14,7 +14,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("proxy.serve", "run the reverse proxy in front of a model server"),
     "demo": ("proxy.demo", "a self-contained tour: stand-in model server, proxy, requests, audit verify"),
     "standin": ("proxy.standin", "a stand-in OpenAI-compatible model server for demos and tests"),
-    "scan": ("rules.cli", "scan text or JSONL from stdin with the detectors, one JSON object per input"),
+    "scan": ("proxy.scan", "scan text or JSONL from stdin with the detectors, one JSON object per input"),
     "audit": ("audit.cli", "verify, prove and show the tamper-evident audit log"),
     "models": ("models.cli", "build, train and evaluate the semantic model"),
 }

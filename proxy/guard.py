@@ -41,7 +41,9 @@ def _with_pii_action(rules: LoadedRules, before: Action, after: Action) -> Loade
 @dataclass(frozen=True, slots=True)
 class Policy:
     request: Scanner
-    response: Scanner
+    response: Scanner  # streamed answers: lexical only
+    whole_response: Scanner  # whole answers: with the plug-in detectors, like requests
+    offload: bool = False  # scans with plug-ins take milliseconds (a model): always off the event loop
 
     @property
     def version(self) -> str:
@@ -61,9 +63,15 @@ def compile_policy(
         raise ValueError("no enabled rules: an empty policy would pass everything")
     request_rules = rules if request_pii == "mask" else _with_pii_action(rules, Action.MASK, Action(request_pii))
     response_rules = _with_pii_action(rules, Action.PSEUDONYMIZE, Action.MASK)
+    # Plug-in detectors (the semantic model) judge prompts and whole answers, in a worker thread. Streamed
+    # answers are scanned inside the stream callable, where a model taking milliseconds must never run:
+    # they get the lexical rules only (a keyword in a benign context is then blocked, not cleared).
+    stream = Scanner(response_rules)
     return Policy(
         Scanner(request_rules, extra_detectors=extra_detectors, filters=filters),
-        Scanner(response_rules, extra_detectors=extra_detectors, filters=filters),
+        stream,
+        Scanner(response_rules, extra_detectors=extra_detectors, filters=filters) if extra_detectors else stream,
+        offload=bool(extra_detectors),
     )
 
 
@@ -171,6 +179,8 @@ def warm(policy: Policy) -> None:
     for text in _WARM_TEXTS:
         policy.request.scan(text)
         policy.response.scan(text)
+        if policy.whole_response is not policy.response:
+            policy.whole_response.scan(text)
 
 
 __all__ = ["Guard", "Inspection", "Policy", "compile_policy", "inspect", "warm"]

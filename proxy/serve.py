@@ -9,12 +9,14 @@ import sys
 from pathlib import Path
 
 from audit.errors import AuditError
+from models.errors import ModelsError
 from proxy.audit_setup import open_audit
 from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.digest import Digester
 from proxy.guard import Guard, warm
 from proxy.logs import setup_logging
 from proxy.metrics import Metrics
+from proxy.semantic import fusion_filters, load_detectors
 from proxy.server import StartupError, WardenProxy
 from proxy.services import Services
 from proxy.upstream_metrics import observability
@@ -46,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule file on top of the builtin packs (repeatable; same formats as `warden scan`)")
     p.add_argument("--no-guard", dest="guard", action="store_const", const=False,
                    help="pass-through: inspect nothing (observability and audit only; verdicts say skipped)")
+    p.add_argument("--no-semantic", dest="semantic", action="store_const", const=False,
+                   help="lexical detectors only (the semantic model judges prompts by default)")
     p.add_argument("--request-pii", dest="request_pii", choices=("mask", "pseudonymize", "block"),
                    help="what PII in prompts becomes (default mask; answers are always masked)")
     p.add_argument("--block-status", dest="block_status", help="HTTP status of a policy block (default 400)")
@@ -78,7 +82,9 @@ def config_from_args(args: argparse.Namespace) -> WardenConfig:
 
 def build_services(config: WardenConfig) -> Services:
     """Everything start-up can refuse (bad rules: fail closed) is built here, before any port is opened."""
-    guard = Guard.load(config.rules, request_pii=config.request_pii)
+    detectors = load_detectors() if config.guard and config.semantic else []
+    guard = Guard.load(config.rules, request_pii=config.request_pii, extra_detectors=detectors,
+                       filters=fusion_filters(detectors))
     warm(guard.policy)
     metrics = Metrics(model_allowlist=config.model_allowlist)
     audit_log = open_audit(config)
@@ -90,7 +96,7 @@ def build_services(config: WardenConfig) -> Services:
 async def run(config: WardenConfig) -> int:
     try:
         services = build_services(config)
-    except (RulesError, ValueError, AuditError) as exc:
+    except (RulesError, ValueError, AuditError, ModelsError) as exc:
         log.error("cannot start: %s", exc)
         return EXIT_CONFIG
     proxy = WardenProxy(services)

@@ -11,17 +11,23 @@ retry exports forever). `OTEL_TRACES_EXPORTER` = `otlp`, `console`, `none` (comm
 unset, it is `otlp` when an `OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT` is set, else `none`.
 `OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL` = `http/protobuf` (default) or `grpc`. The SDK itself reads the
 sampler (`OTEL_TRACES_SAMPLER`, `_ARG`), resource (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`), batch
-(`OTEL_BSP_*`), limits and the exporters' endpoint, headers, timeout and compression variables;
-`OTEL_PROPAGATORS` picks the propagators (default `tracecontext,baggage`). `OTEL_SDK_DISABLED=true` turns
-everything off. Exports run in the SDK's worker thread; a failing collector is logged and counted
-(`warden_span_export_failures_total`), never felt by requests (telemetry export fails open).
+(`OTEL_BSP_*`) and the exporters' endpoint, headers, timeout and compression variables.
+`OTEL_SDK_DISABLED=true` turns everything off. Propagation is W3C Trace Context (`traceparent`,
+`tracestate`), what vLLM reads; other headers (`baggage`, B3) pass to the upstream untouched, so
+`OTEL_PROPAGATORS` is not consulted. Exports run in the SDK's worker thread; a failing collector is logged
+and counted (`warden_span_export_failures_total`), never felt by requests (telemetry export fails open).
+
+Cost (bench/telemetry.py): spans are not live SDK spans but values built once per exchange, and OTLP is
+encoded by proxy/otlp_wire.py; the SDK's own path measured 3 to 5 times the budget of 10% CPU per request.
 """
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import re
+import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +38,6 @@ from proxy.state import FlowState, Outcome, Route
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-    from opentelemetry.trace import Span
 
 log = logging.getLogger("warden.tracing")
 
@@ -40,6 +45,11 @@ EXPORTERS = ("otlp", "console", "none")
 PROTOCOLS = ("http/protobuf", "grpc")
 
 _TRACEPARENT = re.compile(r"[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
+_TRACEPARENT_PARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(?:$|-)")
+# Attributes whose values rarely repeat: the wire encoder does not cache them.
+UNIQUE_ATTRIBUTES = frozenset({A.WARDEN_REQUEST_ID, A.GEN_AI_RESPONSE_ID, A.WARDEN_INPUT_HMAC, A.WARDEN_OUTPUT_HMAC,
+                               A.WARDEN_AUDIT_SEQ, A.URL_PATH, A.GEN_AI_USAGE_INPUT_TOKENS,
+                               A.GEN_AI_USAGE_OUTPUT_TOKENS, A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS})
 
 # Route -> (GenAI operation name or None, low-cardinality http.route).
 ROUTE_INFO: dict[Route, tuple[str | None, str | None]] = {
@@ -125,26 +135,69 @@ class _CountingExporter:
 
 @dataclass(slots=True)
 class FlowSpans:
-    server: Span
-    client: Span | None = None
+    """One exchange's two spans while they are open: ids, start times and start attributes only. The SDK span
+    objects are built once, at the end (`Tracing.finish`): the SDK's live spans (locks, attribute validation,
+    a processor call at start) cost several times more per exchange than the exchange's whole budget."""
+
+    trace_id: int
+    server_id: int
+    parent: Any  # the client's SpanContext (remote), or None for a new trace
+    trace_state: Any  # opentelemetry.trace.TraceState or None
+    flags: int  # W3C trace flags of our spans (bit 0: sampled)
+    start_ns: int
+    name: str
+    attributes: dict[str, Any]
+    client_id: int = 0
+    client_start_ns: int = 0
+    client_name: str = ""
+    client_attributes: dict[str, Any] | None = None
+
+    @property
+    def sampled(self) -> bool:
+        return bool(self.flags & 1)
+
+
+def parse_traceparent(traceparent: str | None, tracestate: str | None) -> Any:
+    """The remote parent SpanContext of a W3C `traceparent` (and `tracestate`), or None (W3C Trace Context,
+    section 3.2: version 00 layout, all-zero ids and version ff invalid; later versions parsed by prefix)."""
+    if not traceparent:
+        return None
+    match = _TRACEPARENT_PARENT.match(traceparent.strip())
+    if match is None:
+        return None
+    version, trace_hex, span_hex, flags_hex = match.groups()
+    if version == "ff" or (version == "00" and len(traceparent.strip()) != 55):
+        return None
+    trace_id, span_id = int(trace_hex, 16), int(span_hex, 16)
+    if not trace_id or not span_id:
+        return None
+    from opentelemetry.trace import SpanContext, TraceFlags, TraceState
+
+    state = TraceState.from_header([tracestate]) if tracestate else TraceState()
+    return SpanContext(trace_id, span_id, True, TraceFlags(int(flags_hex, 16)), state)
 
 
 class Tracing:
-    """The tracer for the process, or a disabled stand-in that costs nothing. Built once, injected."""
+    """The tracer for the process, or a disabled stand-in that costs nothing. Built once, injected.
 
-    def __init__(self, provider: Any = None, propagator: Any = None) -> None:
+    The SDK does the configuration (sampler and resource from `OTEL_*`), the batching (BatchSpanProcessor,
+    `OTEL_BSP_*`) and the exporting (OTLP HTTP and gRPC, console); Warden builds the finished `ReadableSpan`s
+    itself at the end of each exchange and encodes OTLP with proxy/otlp_wire.py (bench/telemetry.py)."""
+
+    def __init__(self, provider: Any = None, processors: Sequence[Any] = ()) -> None:
         self.provider = provider
+        self.processors = tuple(processors)
         self.enabled = provider is not None
-        self.tracer: Any = None
-        self.propagator = propagator
+        self.scope: Any = None
         if provider is not None:
+            from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
             from proxy.metrics import build_version
 
-            self.tracer = provider.get_tracer(A.INSTRUMENTATION_SCOPE, build_version())
-            if propagator is None:
-                from opentelemetry.propagate import get_global_textmap
-
-                self.propagator = get_global_textmap()  # OTEL_PROPAGATORS, default tracecontext + baggage
+            self.sampler = provider.sampler
+            self.ids = provider.id_generator
+            self.resource = provider.resource
+            self.scope = InstrumentationScope(A.INSTRUMENTATION_SCOPE, build_version())
 
     @classmethod
     def disabled(cls) -> Tracing:
@@ -153,7 +206,9 @@ class Tracing:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None,
                  on_export_failure: Callable[[], None] | None = None) -> Tracing:
-        """Tracing as the `OTEL_*` variables say; raises TracingConfigError for values we cannot honour."""
+        """Tracing as the `OTEL_*` variables say; raises TracingConfigError for values we cannot honour.
+        `env` picks the exporters; the SDK reads the rest (endpoint, headers, sampler, ...) from the process
+        environment."""
         env = os.environ if env is None else env
         settings = TracingSettings.from_env(env)
         if not settings.exporters:
@@ -161,24 +216,41 @@ class Tracing:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
-        provider = TracerProvider(resource=build_resource(env))  # sampler from OTEL_TRACES_SAMPLER
+        from proxy.otlp_wire import EncodedRequest, OtlpWireEncoder
+
+        encoder = OtlpWireEncoder(UNIQUE_ATTRIBUTES)
+        provider = TracerProvider(resource=build_resource(env), shutdown_on_exit=False)  # OTEL_TRACES_SAMPLER
+        processors = []
         for name in settings.exporters:
             exporter: Any
             if name == "console":
                 exporter = ConsoleSpanExporter()
             elif settings.protocol == "grpc":
                 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
+                from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-                exporter = Grpc()
+                class FastGrpc(Grpc):
+                    def _translate_data(self, data: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
+                        request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(encoder.encode(data))
+                        return request
+
+                exporter = FastGrpc()
             else:
-                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as Http
+                import opentelemetry.exporter.otlp.proto.http.trace_exporter as http_exporter
 
-                exporter = Http()
+                # The HTTP exporter calls its module's `encode_spans` and serializes the result: hand it bytes.
+                def encode_spans(spans: Sequence[ReadableSpan]) -> EncodedRequest:
+                    return EncodedRequest(encoder.encode(spans))
+
+                setattr(http_exporter, "encode_spans", encode_spans)  # noqa: B010 - a deliberate module patch
+                exporter = http_exporter.OTLPSpanExporter()
             if on_export_failure is not None:
                 exporter = _CountingExporter(exporter, on_export_failure)
-            provider.add_span_processor(BatchSpanProcessor(exporter))
+            processors.append(BatchSpanProcessor(exporter))
+        tracing = cls(provider, processors)
+        atexit.register(tracing.shutdown)
         log.info("tracing on", extra={"exporters": list(settings.exporters), "protocol": settings.protocol})
-        return cls(provider)
+        return tracing
 
     @classmethod
     def for_exporter(cls, exporter: SpanExporter, sampler: Any = None) -> Tracing:
@@ -186,21 +258,22 @@ class Tracing:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-        provider = TracerProvider(resource=build_resource({}), sampler=sampler)
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
-        return cls(provider)
+        provider = TracerProvider(resource=build_resource({}), sampler=sampler, shutdown_on_exit=False)
+        return cls(provider, [SimpleSpanProcessor(exporter)])
 
     def shutdown(self) -> None:
-        """Flush and stop the exporters (also registered at exit by the SDK)."""
-        if self.provider is not None:
-            self.provider.shutdown()
+        """Flush and stop the exporters (idempotent; registered at exit)."""
+        processors, self.processors = self.processors, ()
+        for processor in processors:
+            processor.shutdown()
 
     # -- per exchange ---------------------------------------------------------------------------------------
 
     def start_server(self, headers: MutableMapping[str, str], state: FlowState, path: str, scheme: str) -> FlowSpans:
-        from opentelemetry.trace import SpanKind
+        """Continue the client's trace (or start one) and decide sampling; nothing is built yet."""
+        from opentelemetry.trace import NonRecordingSpan, SpanKind, set_span_in_context
 
-        parent = self.propagator.extract(headers)
+        parent = parse_traceparent(headers.get("traceparent"), headers.get("tracestate"))
         operation, http_route = ROUTE_INFO.get(state.route, (None, None))
         name = f"{state.method} {http_route}" if http_route else state.method
         attrs: dict[str, Any] = {
@@ -214,15 +287,28 @@ class Tracing:
             attrs[A.HTTP_ROUTE] = http_route
         if operation:
             attrs[A.GEN_AI_OPERATION_NAME] = operation
-        span = self.tracer.start_span(name, context=parent, kind=SpanKind.SERVER, attributes=attrs)
-        state.trace_id = format(span.get_span_context().trace_id, "032x")
-        return FlowSpans(span)
+        trace_id = parent.trace_id if parent is not None else self.ids.generate_trace_id()
+        context = set_span_in_context(NonRecordingSpan(parent)) if parent is not None else None
+        trace_state = parent.trace_state if parent is not None else None
+        decision = self.sampler.should_sample(context, trace_id, name, SpanKind.SERVER, attrs, None, trace_state)
+        if decision.attributes:
+            attrs.update(decision.attributes)
+        random_flag = int(parent.trace_flags) & 0x02 if parent is not None else 0x02  # W3C level 2 "random"
+        spans = FlowSpans(trace_id, self.ids.generate_span_id(), parent, decision.trace_state or trace_state,
+                          (0x01 if decision.decision.is_sampled() else 0) | random_flag, time.time_ns(), name, attrs)
+        state.trace_id = format(trace_id, "032x")
+        return spans
 
     def start_client(self, spans: FlowSpans, headers: MutableMapping[str, str], state: FlowState,
                      provider: str, host: str, port: int) -> None:
         """The CLIENT span of the upstream call; its context goes into the upstream request's headers."""
-        from opentelemetry.trace import SpanKind, set_span_in_context
-
+        spans.client_id = self.ids.generate_span_id()
+        spans.client_start_ns = time.time_ns()
+        headers["traceparent"] = f"00-{spans.trace_id:032x}-{spans.client_id:016x}-{spans.flags:02x}"
+        if spans.trace_state:
+            headers["tracestate"] = spans.trace_state.to_header()
+        if not spans.sampled:
+            return
         operation = ROUTE_INFO.get(state.route, (None, None))[0]
         attrs: dict[str, Any] = {A.HTTP_REQUEST_METHOD: state.method, A.SERVER_ADDRESS: host, A.SERVER_PORT: port}
         if operation:
@@ -242,42 +328,59 @@ class Tracing:
                     attrs[attr] = float(value)
         else:
             name = state.method
-        context = set_span_in_context(spans.server)
-        spans.client = self.tracer.start_span(name, context=context, kind=SpanKind.CLIENT, attributes=attrs)
-        self.propagator.inject(headers, context=set_span_in_context(spans.client))
+        spans.client_name = name
+        spans.client_attributes = attrs
 
     def finish(self, state: FlowState) -> None:
-        """End the exchange's spans with everything the stages learned (called by the telemetry stage)."""
+        """Build the exchange's finished spans with everything the stages learned and hand them to the
+        processors (called by the telemetry stage)."""
         spans = state.spans
         if not isinstance(spans, FlowSpans):
             return
         state.spans = None
-        from opentelemetry.trace import Status, StatusCode
+        if not spans.sampled or not self.processors:
+            return
+        from opentelemetry.sdk.trace import Event, ReadableSpan
+        from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+        end = time.time_ns()
+        flags = TraceFlags(spans.flags)
+        server_context = SpanContext(spans.trace_id, spans.server_id, False, flags, spans.trace_state)
         failed = state.outcome in _FAILED
         error_type = None
         if failed:
             error_type = str(state.status) if state.outcome is Outcome.UPSTREAM_ERROR and state.status \
                 else state.outcome.value
-        client = spans.client
-        if client is not None:
-            if client.is_recording():
-                client.set_attributes(_client_finish_attributes(state))
-                if error_type is not None and state.outcome in _UPSTREAM_FAILED | {Outcome.CLIENT_ABORTED}:
-                    client.set_attribute(A.ERROR_TYPE, error_type)
-                    if state.outcome is not Outcome.CLIENT_ABORTED:
-                        client.set_status(Status(StatusCode.ERROR))
-            client.end()
-        server = spans.server
-        if server.is_recording():
-            server.set_attributes(_server_finish_attributes(state))
-            for stage, verdict in state.stage_verdicts.items():
-                server.add_event(A.GEN_AI_GUARDRAIL_RESULT_EVENT, _guardrail_event(state, stage, verdict))
-            if error_type is not None:
-                server.set_attribute(A.ERROR_TYPE, error_type)
-                if (state.status or 0) >= 500 or state.outcome is Outcome.INTERNAL_ERROR:
-                    server.set_status(Status(StatusCode.ERROR))
-        server.end()
+        finished = []
+        if spans.client_attributes is not None:
+            attrs = spans.client_attributes
+            attrs.update(_client_finish_attributes(state))
+            status = Status(StatusCode.UNSET)
+            if error_type is not None and state.outcome in _UPSTREAM_FAILED | {Outcome.CLIENT_ABORTED}:
+                attrs[A.ERROR_TYPE] = error_type
+                if state.outcome is not Outcome.CLIENT_ABORTED:
+                    status = Status(StatusCode.ERROR)
+            context = SpanContext(spans.trace_id, spans.client_id, False, flags, spans.trace_state)
+            finished.append(ReadableSpan(
+                spans.client_name, context, server_context, self.resource, attrs, kind=SpanKind.CLIENT,
+                status=status, start_time=spans.client_start_ns, end_time=end, instrumentation_scope=self.scope,
+            ))
+        attrs = spans.attributes
+        attrs.update(_server_finish_attributes(state))
+        status = Status(StatusCode.UNSET)
+        if error_type is not None:
+            attrs[A.ERROR_TYPE] = error_type
+            if (state.status or 0) >= 500 or state.outcome is Outcome.INTERNAL_ERROR:
+                status = Status(StatusCode.ERROR)
+        events = [Event(A.GEN_AI_GUARDRAIL_RESULT_EVENT, _guardrail_event(state, stage, verdict), end)
+                  for stage, verdict in state.stage_verdicts.items()]
+        finished.append(ReadableSpan(
+            spans.name, server_context, spans.parent, self.resource, attrs, events=events, kind=SpanKind.SERVER,
+            status=status, start_time=spans.start_ns, end_time=end, instrumentation_scope=self.scope,
+        ))
+        for processor in self.processors:
+            for span in finished:
+                processor.on_end(span)
 
 
 def build_resource(env: Mapping[str, str]) -> Any:

@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from rules import masking
 from rules.errors import RulesError
+from rules.findings import Detector, FindingFilter
 from rules.scanner import Scanner
 
 EXIT_OK = 0
@@ -82,14 +84,20 @@ def run(scanner: Scanner, stdin: TextIO, stdout: TextIO, *, jsonl: bool) -> int:
     return EXIT_OK
 
 
-def main(argv: list[str]) -> int:
-    parser = build_parser()
+def main(argv: list[str], *, parser: argparse.ArgumentParser | None = None,
+         extra_detectors: Callable[[argparse.Namespace], Sequence[Detector]] | None = None,
+         filters: Callable[[Sequence[Detector]], Sequence[FindingFilter]] | None = None) -> int:
+    """`warden scan`. Callers above `rules` (proxy/scan.py) plug in detectors, such as the semantic model,
+    that `rules` itself may not import: `extra_detectors(args)` and `filters(detectors)`."""
+    parser = parser or build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return EXIT_OK if exc.code == 0 else EXIT_USAGE
     try:
-        scanner = Scanner.load(args.rules, builtin=not args.no_builtin)
+        detectors = extra_detectors(args) if extra_detectors else ()
+        scanner = Scanner.load(args.rules, builtin=not args.no_builtin, extra_detectors=detectors,
+                               filters=filters(detectors) if filters else ())
     except RulesError as exc:
         print(f"warden scan: {exc}", file=sys.stderr)
         return EXIT_CONFIG

@@ -100,7 +100,7 @@ class InspectRequest:
         state.vault = vault
         policy = self.services.guard.policy
         state.policy_version = policy.version
-        if sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
+        if policy.offload or sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
             return self._inspect_off_loop(flow, state, body, fields, vault)
         started = time.perf_counter()
         inspection = inspect(policy.request, fields, vault)

@@ -26,6 +26,7 @@ from proxy.stages.inspect_request import INSPECTED_ROUTES, OFFLOAD_CHARS, record
 from proxy.state import FlowState, Outcome, get_state
 from rules.findings import Action
 from rules.pseudonym import PseudonymVault
+from rules.scanner import Scanner
 
 # An answer may legitimately be bigger than a request; the bound only stops decompression bombs.
 RESPONSE_DECODE_LIMIT = 64 * 1024 * 1024
@@ -61,7 +62,7 @@ class InspectResponse:
             return None
         fields = response_texts(state.route, body)
         vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
-        if sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
+        if self.services.guard.policy.offload or sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
             return self._inspect_off_loop(flow, state, body, content, fields, vault)
         started = time.perf_counter()
         inspection = inspect(self._scanner, fields, vault)
@@ -69,8 +70,8 @@ class InspectResponse:
         return None
 
     @property
-    def _scanner(self) -> Any:
-        return self.services.guard.policy.response
+    def _scanner(self) -> Scanner:
+        return self.services.guard.policy.whole_response
 
     async def _inspect_off_loop(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
                                 fields: list[TextField], vault: PseudonymVault) -> None:

@@ -114,7 +114,7 @@ class Telemetry:
         state = get_state(flow)
         if state is None or state.spans is None or flow.response is None:
             return
-        if callable(flow.response.stream) and state.spans.server.is_recording():
+        if callable(flow.response.stream) and state.spans.sampled:
             flow.response.stream = StreamPeek(flow.response.stream, state)
 
     def response(self, flow: http.HTTPFlow) -> None:
@@ -149,7 +149,7 @@ class Telemetry:
         if not content or content[:1] not in (b"{", b" ", b"\n"):
             return
         want_usage = state.usage.prompt_tokens is None and b'"usage"' in content
-        want_facts = state.spans is not None and state.response_id is None and state.spans.server.is_recording()
+        want_facts = state.spans is not None and state.response_id is None and state.spans.sampled
         if not (want_usage or want_facts):
             return
         try:

@@ -98,7 +98,12 @@ def start_proxy(tmp_path: Path) -> Iterator[ProxyFactory]:
     """Start `warden serve` against an upstream URL with extra flags; every proxy is stopped afterwards."""
     started: list[Process] = []
 
-    def start(upstream: str, *extra: str, env: dict[str, str] | None = None, wait_ready: bool = True) -> Process:
+    def start(upstream: str, *extra: str, env: dict[str, str] | None = None, wait_ready: bool = True,
+              semantic: bool = False) -> Process:
+        # The semantic model (hundreds of MiB, seconds to load) is on by default in `warden serve`; the
+        # tests that are not about it start lexical-only proxies (tests/e2e/test_semantic.py turns it on).
+        if not semantic:
+            extra = ("--no-semantic", *extra)
         port, admin = free_port(), free_port()
         log = open(tmp_path / f"warden-{port}.log", "wb")  # noqa: SIM115 - closed with the process
         proc = subprocess.Popen(
@@ -119,6 +124,12 @@ def start_proxy(tmp_path: Path) -> Iterator[ProxyFactory]:
     yield start
     for process in started:
         process.stop()
+
+
+@pytest.fixture(scope="module")
+def start_proxy_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProxyFactory]:
+    """Like `start_proxy`, for proxies shared by a module (the semantic model takes seconds to load)."""
+    yield from start_proxy.__wrapped__(tmp_path_factory.mktemp("proxy"))  # type: ignore[attr-defined]
 
 
 def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:

@@ -70,7 +70,7 @@ def test_every_kind_of_exchange_is_recorded_and_the_log_verifies(
 def test_sigkill_under_load_loses_no_acknowledged_exchange(standin: Process, tmp_path: Path) -> None:
     audit_dir = tmp_path / "audit"
     port, admin = free_port(), free_port()
-    command = warden_command("serve", "--upstream", standin.url, "--listen", f"127.0.0.1:{port}",
+    command = warden_command("serve", "--no-semantic", "--upstream", standin.url, "--listen", f"127.0.0.1:{port}",
                              "--admin", f"127.0.0.1:{admin}", "--audit-dir", str(audit_dir))
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     from tests.e2e.conftest import wait_for_port

@@ -73,7 +73,7 @@ def test_port_in_use_fails_start_with_a_clear_message(standin: Process) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
-            warden_command("serve", "--upstream", standin.url, "--listen", f"127.0.0.1:{port}",
+            warden_command("serve", "--no-semantic", "--upstream", standin.url, "--listen", f"127.0.0.1:{port}",
                            "--admin", f"127.0.0.1:{free_port()}"),
             cwd=REPO, capture_output=True, timeout=30,
         )

@@ -1,0 +1,176 @@
+"""A fast OTLP trace encoder: SDK `ReadableSpan`s to `ExportTraceServiceRequest` protobuf bytes, by hand.
+
+Why: the SDK's encoder builds one protobuf object per attribute through generic Python code and costs ~90 us
+per span (measured, bench/telemetry.py); with two spans per exchange that alone is ~15% of a request's CPU.
+Writing the wire format directly (protobuf encoding, opentelemetry-proto `trace.proto` field numbers), with
+the resource, scope and attribute keys encoded once, is several times cheaper. The output decodes to the same
+message as the SDK's `encode_spans` (tests/proxy/test_otlp_wire.py compares them).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+_FIXED64 = struct.Struct("<Q")
+_DOUBLE = struct.Struct("<d")
+_FIXED32 = struct.Struct("<I")
+_U64 = (1 << 64) - 1
+# Span.flags: bits 8 and 9 say whether the parent was remote (opentelemetry-proto trace.proto SpanFlags).
+_HAS_IS_REMOTE = 0x100
+_IS_REMOTE = 0x200
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return bytes((n,))
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _ld(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field."""
+    return tag + _varint(len(payload)) + payload
+
+
+# Tags: (field number << 3) | wire type (0 varint, 1 fixed64, 2 length-delimited, 5 fixed32).
+T1_LD, T2_LD, T3_LD, T4_LD, T5_LD = b"\x0a", b"\x12", b"\x1a", b"\x22", b"\x2a"
+
+
+def _any_value(value: Any) -> bytes:
+    """An AnyValue message body."""
+    if isinstance(value, str):
+        return _ld(T1_LD, value.encode())
+    if isinstance(value, bool):
+        return b"\x10" + (b"\x01" if value else b"\x00")
+    if isinstance(value, int):
+        return b"\x18" + _varint(value & _U64)
+    if isinstance(value, float):
+        return b"\x21" + _DOUBLE.pack(value)
+    if isinstance(value, bytes):
+        return _ld(b"\x3a", value)
+    if isinstance(value, Sequence):
+        return _ld(b"\x2a", b"".join(_ld(T1_LD, _any_value(v)) for v in value))
+    return _ld(T1_LD, str(value).encode())
+
+
+class OtlpWireEncoder:
+    """Encodes span batches; caches the encoded resource, scope and attribute keys (bounded)."""
+
+    CACHE_LIMIT = 8192
+
+    def __init__(self, unique_keys: frozenset[str] = frozenset()) -> None:
+        """`unique_keys` name attributes whose values rarely repeat (ids, digests): never cached."""
+        self._keys: dict[str, bytes] = {}
+        self._pairs: dict[tuple[str, str | bool | int], bytes] = {}  # whole KeyValue fields of repeating values
+        self._unique = unique_keys
+        self._resources: dict[int, bytes] = {}
+        self._scopes: dict[tuple[str, str | None], bytes] = {}
+
+    def _attributes(self, tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
+        if not attributes:
+            return b""
+        keys, pairs = self._keys, self._pairs
+        parts = []
+        for key, value in attributes.items():
+            cacheable = key not in self._unique and isinstance(value, str | int) and not isinstance(value, float)
+            if cacheable:
+                encoded = pairs.get((key, value))
+                if encoded is not None:
+                    parts.append(encoded if tag == T1_LD else tag + encoded[1:])
+                    continue
+            prefix = keys.get(key)
+            if prefix is None:
+                prefix = _ld(T1_LD, key.encode())
+                if len(keys) < self.CACHE_LIMIT:
+                    keys[key] = prefix
+            encoded = _ld(tag, prefix + _ld(T2_LD, _any_value(value)))
+            if cacheable:
+                if len(pairs) >= self.CACHE_LIMIT:
+                    pairs.clear()
+                pairs[(key, value)] = encoded if tag == T1_LD else T1_LD + encoded[1:]
+            parts.append(encoded)
+        return b"".join(parts)
+
+    def _resource(self, resource: Any) -> bytes:
+        cached = self._resources.get(id(resource))
+        if cached is None:
+            cached = _ld(T1_LD, self._attributes(T1_LD, resource.attributes if resource is not None else None))
+            self._resources[id(resource)] = cached
+        return cached
+
+    def _scope(self, scope: Any) -> bytes:
+        key = (scope.name, scope.version) if scope is not None else ("", None)
+        cached = self._scopes.get(key)
+        if cached is None:
+            body = _ld(T1_LD, key[0].encode()) + (_ld(T2_LD, key[1].encode()) if key[1] else b"")
+            cached = self._scopes[key] = _ld(T1_LD, body)
+        return cached
+
+    def span(self, span: Any) -> bytes:
+        ctx = span.context
+        out = [b"\x0a\x10" + ctx.trace_id.to_bytes(16, "big"), b"\x12\x08" + ctx.span_id.to_bytes(8, "big")]
+        trace_state = ctx.trace_state.to_header() if ctx.trace_state else ""
+        if trace_state:
+            out.append(_ld(T3_LD, trace_state.encode()))
+        parent = span.parent
+        flags = _HAS_IS_REMOTE  # as the SDK's encoder: the W3C flag bits are not copied (all spans sent are sampled)
+        if parent is not None:
+            out.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
+            if parent.is_remote:
+                flags |= _IS_REMOTE
+        out.append(_ld(T5_LD, span.name.encode()))
+        out.append(b"\x30" + _varint(span.kind.value + 1))  # proto SpanKind = SDK SpanKind + 1 (0 is unspecified)
+        out.append(b"\x39" + _FIXED64.pack(span.start_time or 0))
+        out.append(b"\x41" + _FIXED64.pack(span.end_time or 0))
+        out.append(self._attributes(b"\x4a", span.attributes))
+        for event in span.events:
+            body = b"\x09" + _FIXED64.pack(event.timestamp) + _ld(T2_LD, event.name.encode())
+            body += self._attributes(T3_LD, event.attributes)
+            out.append(_ld(b"\x5a", body))
+        status = span.status
+        code = status.status_code.value
+        status_body = (_ld(T2_LD, status.description.encode()) if status.description else b"") + \
+            (b"\x18" + _varint(code) if code else b"")
+        out.append(_ld(b"\x7a", status_body))
+        out.append(b"\x85\x01" + _FIXED32.pack(flags))  # field 16, fixed32
+        return b"".join(out)
+
+    def encode(self, spans: Sequence[Any]) -> bytes:
+        """ExportTraceServiceRequest bytes, spans grouped by resource and instrumentation scope."""
+        groups: dict[int, tuple[Any, dict[tuple[str, str | None], tuple[Any, list[bytes]]]]] = {}
+        for span in spans:
+            resource = span.resource
+            scope = span.instrumentation_scope
+            _, scopes = groups.setdefault(id(resource), (resource, {}))
+            key = (scope.name, scope.version) if scope is not None else ("", None)
+            scopes.setdefault(key, (scope, []))[1].append(self.span(span))
+        out = []
+        for resource, scopes in groups.values():
+            body = [self._resource(resource)]
+            for scope, encoded in scopes.values():
+                body.append(_ld(T2_LD, self._scope(scope) + b"".join(_ld(T2_LD, s) for s in encoded)))
+            schema = getattr(resource, "schema_url", "") if resource is not None else ""
+            if schema:
+                body.append(_ld(T3_LD, schema.encode()))
+            out.append(_ld(T1_LD, b"".join(body)))
+        return b"".join(out)
+
+
+class EncodedRequest:
+    """Stands in for the protobuf message the SDK's HTTP exporter serializes."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def SerializePartialToString(self) -> bytes:
+        return self.data
+
+    SerializeToString = SerializePartialToString

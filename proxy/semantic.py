@@ -1,0 +1,26 @@
+"""The semantic stage as Warden composes it: the ONNX detector from `models` plus the fusion filter from
+`rules`, wired here because `rules` may not import `models` (DESIGN section 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rules.findings import Detector, FindingFilter
+from rules.fusion import Fusion
+
+
+def load_detectors(*, build_if_missing: bool = True) -> list[Detector]:
+    """The semantic detector (building the model on first use, which says so on stderr)."""
+    from models.semantic import load_default  # onnxruntime and numpy load only when the stage is on
+
+    return [load_default(build_if_missing=build_if_missing)]
+
+
+def fusion_filters(detectors: Sequence[Detector]) -> list[FindingFilter]:
+    """Fusion with lexical findings: a keyword hit in a benign context is cleared (rules/fusion.py)."""
+    out: list[FindingFilter] = []
+    for detector in detectors:
+        clear_below = getattr(detector, "clear_below", None)
+        if clear_below is not None:
+            out.append(Fusion(detector, clear_below=clear_below))  # type: ignore[arg-type]
+    return out

@@ -1,0 +1,61 @@
+"""The proxy path with the semantic model on (its default): paraphrases without keywords are blocked, a
+keyword in a benign context is cleared, and prompts are judged off the event loop."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import openai
+import pytest
+
+from tests.e2e.conftest import Process, ProxyFactory
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def semantic_proxy(standin: Process, start_proxy_module: ProxyFactory) -> Process:
+    return start_proxy_module(standin.url, semantic=True)
+
+
+def ask(proxy: Process, text: str) -> openai.types.chat.ChatCompletion:
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="x", max_retries=0, timeout=60)
+    return client.chat.completions.create(model="standin-base", messages=[{"role": "user", "content": text}])
+
+
+@pytest.mark.parametrize("text", ["找个人冒充我进考场", "need some snow for the party tonight"])
+def test_paraphrases_without_keywords_are_blocked(semantic_proxy: Process, text: str) -> None:
+    with pytest.raises(openai.BadRequestError) as info:
+        ask(semantic_proxy, text)
+    body = info.value.body
+    assert isinstance(body, dict) and body["code"] == "content_blocked"
+    assert all(rule.startswith("semantic.") for rule in body["rules"])
+
+
+def test_keyword_in_a_benign_context_is_cleared(semantic_proxy: Process) -> None:
+    answer = ask(semantic_proxy, "教育部严厉打击替考行为")
+    assert answer.choices[0].message.content == "Echo: 教育部严厉打击替考行为"
+
+
+def test_a_slow_model_call_does_not_stall_other_streams(semantic_proxy: Process) -> None:
+    """Prompts are judged in a worker thread: a stream already running keeps flowing meanwhile."""
+    client = openai.OpenAI(base_url=semantic_proxy.url + "/v1", api_key="x", max_retries=0, timeout=60)
+    gaps: list[float] = []
+
+    def stream() -> None:
+        last = time.monotonic()
+        for _ in client.chat.completions.create(
+            model="standin-base", stream=True, messages=[{"role": "user", "content": "hello " * 40}],
+            extra_body={"standin": {"chars_per_event": 2, "event_delay_ms": 5}},
+        ):
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    reader = threading.Thread(target=stream)
+    reader.start()
+    for _ in range(5):
+        ask(semantic_proxy, "请详细介绍一下长城的历史和建造过程，" * 20)
+    reader.join(60)
+    assert gaps and max(gaps[1:]) < 1.0
