@@ -168,8 +168,8 @@ def read(path: Path, *, expected_sha256: str | None = PINNED_SHA256) -> E5File:
         if nbytes == 4 * n:
             f32[name] = np.frombuffer(data, dtype="<f4", count=n, offset=off).reshape(rows, cols)
         elif nbytes == n // QK * Q4_BLOCK_BYTES:
-            blocks = np.frombuffer(data, dtype=np.uint8, count=nbytes, offset=off)
-            blocks = blocks.reshape(rows, cols // QK, Q4_BLOCK_BYTES)
+            flat = np.frombuffer(data, dtype=np.uint8, count=nbytes, offset=off)
+            blocks = flat.reshape(rows, cols // QK, Q4_BLOCK_BYTES)
             scale = blocks[:, :, :2].copy().view("<f2")[:, :, 0].astype(np.float32)
             q4[name] = Q4Matrix(rows, cols, scale, blocks[:, :, 2:])
         else:

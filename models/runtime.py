@@ -55,7 +55,7 @@ class Runtime:
         rows = self._rows[self._row_of[np.asarray(ids, dtype=np.int64)]]
         v = rows.sum(axis=0)
         n = float(np.linalg.norm(v))
-        out: F32 = v / n if n > 0 else v
+        out: F32 = (v / n if n > 0 else v).astype(np.float32, copy=False)
         return out
 
     def static_vectors(self, texts: Sequence[str]) -> F32:

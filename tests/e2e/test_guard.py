@@ -143,7 +143,8 @@ def test_bad_rule_file_refuses_to_start(tmp_path: Path) -> None:
 
     bad = tmp_path / "bad.yaml"
     bad.write_text('[{"pattern": "(?<=x)y", "level": 2}]\n')
-    result = subprocess.run(warden_command("serve", "--no-semantic", "--upstream", "http://127.0.0.1:1", "--rules", str(bad)),
+    command = warden_command("serve", "--no-semantic", "--upstream", "http://127.0.0.1:1", "--rules", str(bad))
+    result = subprocess.run(command,
                             cwd=REPO, capture_output=True, timeout=60)
     assert result.returncode == 78
     assert b"bad.yaml" in result.stderr
