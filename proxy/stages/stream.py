@@ -11,6 +11,7 @@ import contextlib
 import hmac
 import json
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator
 
 from mitmproxy import http
@@ -27,6 +28,8 @@ from proxy.stream_guard import DONE, StreamGuard, sse_data
 from rules.pseudonym import PseudonymVault
 
 log = logging.getLogger("warden.stream")
+
+FLUSH_SECONDS = 0.001  # within one upstream read, guarded events are written at least this often
 
 # Responses API streams end with one of these typed events instead of `data: [DONE]`.
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
@@ -85,18 +88,25 @@ class SseRelay:
         return self._guarded(events, end=not chunk)
 
     def _guarded(self, events: list[SseEvent], *, end: bool) -> Iterator[bytes]:
+        """Guarded events of one upstream read. The first goes out at once; the rest are written together,
+        or whenever scanning them has taken longer than FLUSH_SECONDS, so a read carrying many events costs
+        few socket writes without holding the first one back."""
         guard = self.guard
         assert guard is not None
+        out: list[bytes] = []
+        first = True
+        last_yield = time.perf_counter()
         try:
             for event in events:
                 self.observe(event)
-                for data in guard.on_event(event):
-                    self.hasher.update(data)
-                    yield data
+                out += guard.on_event(event)
+                if out and (first or time.perf_counter() - last_yield > FLUSH_SECONDS):
+                    first = False
+                    yield self._emit(out)
+                    out = []
+                    last_yield = time.perf_counter()
             if end:
-                for data in guard.end():
-                    self.hasher.update(data)
-                    yield data
+                out += guard.end()
         except Exception:
             # A bug of ours must not let unguarded text through: end the stream closed, keep serving.
             log.exception("stream guard failed; ending the stream", extra={"request_id": self.state.request_id})
@@ -104,11 +114,16 @@ class SseRelay:
             guard.ended = True
             failure = ApiError(500, "server_error", "internal_error",
                                f"Warden failed while guarding this stream (request id {self.state.request_id}).")
-            data = sse_data(failure.payload()) + DONE
-            self.hasher.update(data)
-            yield data
+            out = [sse_data(failure.payload()), DONE]
+        if out:
+            yield self._emit(out)
         if end:
             self.finish()
+
+    def _emit(self, pieces: list[bytes]) -> bytes:
+        data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        self.hasher.update(data)
+        return data
 
     def observe(self, event: SseEvent) -> None:
         data = event.data
