@@ -57,6 +57,9 @@ class OtlpReceiver:
     raw_bodies: list[bytes] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     keep_raw: bool = True
+    decode: bool = True  # False: a sink that only counts (benchmarks: decoding here would compete for the CPU)
+    bytes_received: int = 0
+    requests_received: int = 0
 
     @property
     def port(self) -> int:
@@ -67,6 +70,11 @@ class OtlpReceiver:
         return f"http://127.0.0.1:{self.port}"
 
     def add(self, body: bytes) -> None:
+        with self.lock:
+            self.bytes_received += len(body)
+            self.requests_received += 1
+        if not self.decode:
+            return
         request = ExportTraceServiceRequest.FromString(body)
         received: list[ReceivedSpan] = []
         for resource_spans in request.resource_spans:
@@ -131,10 +139,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-def start_receiver(keep_raw: bool = True) -> OtlpReceiver:
+def start_receiver(keep_raw: bool = True, decode: bool = True) -> OtlpReceiver:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
-    receiver = OtlpReceiver(server, keep_raw=keep_raw)
+    receiver = OtlpReceiver(server, keep_raw=keep_raw and decode, decode=decode)
     handler = type("Handler", (_Handler,), {"receiver": receiver})
     server.RequestHandlerClass = handler
     threading.Thread(target=server.serve_forever, name="otlp-receiver", daemon=True).start()

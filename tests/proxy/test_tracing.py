@@ -21,7 +21,14 @@ from proxy.guard import Guard
 from proxy.metrics import Metrics
 from proxy.services import Services
 from proxy.state import get_state
-from proxy.tracing import Tracing, TracingConfigError, TracingSettings, build_resource, trace_id_from_traceparent
+from proxy.tracing import (
+    Tracing,
+    TracingConfigError,
+    TracingSettings,
+    build_resource,
+    parse_traceparent,
+    trace_id_from_traceparent,
+)
 
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
 PARENT = f"00-{TRACE_ID}-b7ad6b7169203331-01"
@@ -251,3 +258,21 @@ def test_upstream_failures_mark_both_spans(guard: Guard, exporter: InMemorySpanE
     for kind in (SpanKind.SERVER, SpanKind.CLIENT):
         assert (spans[kind].attributes or {})[A.ERROR_TYPE] == "upstream_unavailable"
         assert spans[kind].status.status_code is StatusCode.ERROR
+
+
+@pytest.mark.parametrize(("traceparent", "valid"), [
+    (PARENT, True),
+    (f"01-{TRACE_ID}-b7ad6b7169203331-01-future-fields", True),  # a later version: parse what we know
+    (f"00-{TRACE_ID}-b7ad6b7169203331-01-extra", False),  # version 00 has exactly four fields
+    (f"ff-{TRACE_ID}-b7ad6b7169203331-01", False),
+    (f"00-{'0' * 32}-b7ad6b7169203331-01", False),
+    (f"00-{TRACE_ID}-{'0' * 16}-01", False),
+    (f"00-{TRACE_ID.upper()}-b7ad6b7169203331-01", False),
+    ("", False),
+])
+def test_parse_traceparent_follows_w3c_trace_context(traceparent: str, valid: bool) -> None:
+    parent = parse_traceparent(traceparent, "a=1,b=2")
+    assert (parent is not None) is valid
+    if parent is not None:
+        assert parent.is_remote and parent.trace_id == int(TRACE_ID, 16)
+        assert parent.trace_state.to_header() == "a=1,b=2"

@@ -1,0 +1,165 @@
+"""What telemetry costs: `warden serve` with tracing off (no OTEL_* variables: exporter none) against tracing
+on (every request sampled, OTLP/HTTP to a receiver on loopback), in the same run against the same stand-in.
+
+Metrics are always on (they are part of both). Proxy CPU per request comes from /proc (utime + stime of the
+proxy process, so the SDK's export thread counts; the receiver runs in this process and does not). The two
+configurations alternate for `--rounds` rounds and the medians are compared. Target: added CPU per request
+under 10%. Nothing is asserted: it is a report.
+Run: .venv/bin/python bench/telemetry.py [--quick] [--requests N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import overhead
+from bench.overhead import PROMPT, PY, REPO, Target, free_port, measure, wait_port
+from tests.e2e.otlp_receiver import start_receiver
+
+TARGET_ADDED_CPU = 0.10
+# bench/overhead.py's chat body, with an answer no guard rule touches: a blocked answer is a 400, which the
+# load generator treats as a failure (and which would measure the block path, not telemetry).
+overhead.CHAT_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": PROMPT}],
+                                 "standin": {"reply": "Done.", "prefix_cache": False}}).encode()
+
+
+def preflight(port: int) -> None:
+    for body in (overhead.CHAT_BODY, overhead.SSE_BODY):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", "/v1/chat/completions", body=body, headers=overhead.HEADERS)
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        if response.status != 200:
+            raise SystemExit(f"the benchmark request is not answered 200 but {response.status}: {data[:300]!r}")
+
+
+def start_warden(upstream: str, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    command = [PY, "-m", "proxy.cli", "serve", "--upstream", upstream, "--listen", f"127.0.0.1:{port}",
+               "--admin", f"127.0.0.1:{free_port()}", "--log-level", "warning"]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    proc = subprocess.Popen(command, cwd=REPO, env={**clean, **env}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    wait_port(port, timeout=90)  # start-up loads the rules and the semantic model
+    time.sleep(0.5)
+    return proc, port
+
+
+def thread_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds of the main thread (the event loop) and of all other threads (the span exporter, ...)."""
+    main = other = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        if int(tid) == pid:
+            main += seconds
+        else:
+            other += seconds
+    return main, other
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer requests and one round (a smoke run)")
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--breakdown", action="store_true", help="also measure tracing with sampling off")
+    args = parser.parse_args()
+    n = 320 if args.quick else args.requests
+    rounds = 1 if args.quick else args.rounds
+    receiver = start_receiver(keep_raw=False, decode=False)  # a sink: decoding would compete for the CPU
+    up_port = free_port()
+    standin = subprocess.Popen([PY, "-m", "proxy.cli", "standin", "--port", str(up_port)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(up_port)
+    upstream = f"http://127.0.0.1:{up_port}"
+    configs = {
+        "tracing off (exporter none)": {"OTEL_TRACES_EXPORTER": "none"},
+        "tracing on (otlp, loopback)": {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+                                        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{receiver.endpoint}/v1/traces",
+                                        "OTEL_TRACES_SAMPLER": "always_on"},
+    }
+    if args.breakdown:  # where the cost goes: propagation and sampling only, nothing recorded or exported
+        configs["tracing on, sampler always_off"] = {**configs["tracing on (otlp, loopback)"],
+                                                     "OTEL_TRACES_SAMPLER": "always_off"}
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
+    try:
+        for r in range(rounds):
+            for name, env in configs.items():
+                proc, port = start_warden(upstream, env)
+                try:
+                    preflight(port)
+                    before = thread_cpu(proc.pid)
+                    result = measure(Target(name, port, proc), n)
+                    time.sleep(0.3)  # let the exporter finish its last batch
+                    after = thread_cpu(proc.pid)
+                    exchanges = 100 + 2 * n + max(20, n // 20)  # measure(): warm-up, c=1, c=16, streams
+                    result["cpu_other_threads"] = (after[1] - before[1]) / exchanges
+                    results[name].append(result)
+                finally:
+                    stop(proc)
+                print(f"round {r + 1}/{rounds}: measured {name}", file=sys.stderr)
+    finally:
+        standin.terminate()
+        receiver.close()
+    report(results, n, rounds, receiver.requests_received, receiver.bytes_received)
+
+
+def report(results: dict[str, list[dict[str, float]]], n: int, rounds: int, posts: int, size: int) -> None:
+    med = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]} for name, runs in results.items()}
+    off, on = med["tracing off (exporter none)"], med["tracing on (otlp, loopback)"]
+    ms = 1000.0
+    print(f"\n{n} chat requests (1 KB prompt) at c=1 and c=16, {max(20, n // 20)} streams of 200 SSE events; "
+          f"medians of {rounds} alternating rounds; {posts} OTLP/HTTP exports received ({size / 1e6:.1f} MB)\n")
+    head = ("config", "CPU/req c1", "CPU/req c16", "CPU/stream", "p50 c1", "p99 c1", "p50 c16", "TTFE p50",
+            "other threads/exchange")
+    rows = [head]
+    for name, r in med.items():
+        rows.append((name, f"{r['cpu_req_c1'] * ms:.3f} ms", f"{r['cpu_req_c16'] * ms:.3f} ms",
+                     f"{r['cpu_stream'] * ms:.2f} ms", f"{r['p50_c1'] * ms:.2f} ms", f"{r['p99_c1'] * ms:.2f} ms",
+                     f"{r['p50_c16'] * ms:.2f} ms", f"{r['ttfe_p50'] * ms:.2f} ms",
+                     f"{r['cpu_other_threads'] * ms:.3f} ms"))
+    added = {key: on[key] / off[key] - 1 for key in ("cpu_req_c1", "cpu_req_c16", "cpu_stream")}
+    def delta(key: str) -> str:
+        return f"{(on[key] - off[key]) * ms:+.2f} ms"
+
+    rows.append(("added by tracing", f"{added['cpu_req_c1']:+.1%}", f"{added['cpu_req_c16']:+.1%}",
+                 f"{added['cpu_stream']:+.1%}", delta("p50_c1"), "", delta("p50_c16"), delta("ttfe_p50"),
+                 delta("cpu_other_threads")))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    for i, row in enumerate(rows):
+        cells = enumerate(zip(row, widths, strict=True))
+        print("  ".join(cell.rjust(w) if j else cell.ljust(w) for j, (cell, w) in cells))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    worst = max(added["cpu_req_c1"], added["cpu_req_c16"])
+    verdict = "meets" if worst < TARGET_ADDED_CPU else "MISSES"
+    print(f"\nadded CPU per request: {worst:+.1%} (worst of c=1, c=16); {verdict} the target of "
+          f"{TARGET_ADDED_CPU:.0%}")
+
+
+if __name__ == "__main__":
+    main()
