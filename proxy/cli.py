@@ -17,6 +17,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "scan": ("proxy.scan", "scan text or JSONL from stdin with the detectors, one JSON object per input"),
     "audit": ("audit.cli", "verify, prove and show the tamper-evident audit log"),
     "models": ("models.cli", "build, train and evaluate the semantic model"),
+    "inject": ("proxy.inject_cli", "add the Warden sidecar to Kubernetes manifests (like istioctl kube-inject)"),
+    "webhook": ("proxy.webhook", "serve the sidecar injection as a Kubernetes mutating admission webhook"),
 }
 
 EXIT_USAGE = 64
