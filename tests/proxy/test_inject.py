@@ -1,0 +1,218 @@
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from proxy import inject_cli
+from proxy.config import resolve
+from proxy.inject import ANN_STATUS, InjectError, InjectOptions, default_image, inject
+
+DATA = Path(__file__).parent / "testdata" / "inject"
+INPUTS = sorted(p for p in DATA.glob("*.yaml") if not p.name.endswith(".injected.yaml"))
+K8S_VERSION = "1.33.0"
+# Set WARDEN_UPDATE_GOLDEN=1 to rewrite the *.injected.yaml files after an intended change (review the diff).
+UPDATE = os.environ.get("WARDEN_UPDATE_GOLDEN") == "1"
+
+
+def options_for(path: Path) -> InjectOptions:
+    # a fixed version and image keep the golden files stable across releases
+    return InjectOptions(image="ghcr.io/warden/warden:test", version="test", native_sidecar="regular" not in path.name)
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+
+
+def validate(obj: dict[str, Any]) -> None:
+    """strict=True rejects unknown fields. `List` has no schema of its own: validate its items."""
+    if obj["kind"] == "List":
+        for item in obj["items"]:
+            validate(item)
+        return
+    kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+
+
+def injected(path: Path) -> list[dict[str, Any]]:
+    return [inject(doc, options_for(path)) for doc in load(path)]
+
+
+def pods(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pod (template) in obj that was injected."""
+    if obj["kind"] == "List":
+        return [p for item in obj["items"] for p in pods(item)]
+    spec = obj.get("spec", {})
+    candidates = [obj] if obj["kind"] == "Pod" else [
+        spec.get("template"), spec.get("jobTemplate", {}).get("spec", {}).get("template")]
+    return [p for p in candidates if p and ANN_STATUS in p.get("metadata", {}).get("annotations", {})]
+
+
+def sidecar(pod: dict[str, Any]) -> dict[str, Any]:
+    spec = pod["spec"]
+    return next(c for c in [*spec.get("initContainers", []), *spec["containers"]] if c["name"] == "warden")
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_golden(path: Path) -> None:
+    golden = path.with_name(path.stem + ".injected.yaml")
+    result = injected(path)
+    if UPDATE:
+        golden.write_text(yaml.safe_dump_all(result, sort_keys=False, explicit_start=len(result) > 1))
+    assert result == load(golden)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_idempotent(path: Path) -> None:
+    once = injected(path)
+    assert [inject(doc, options_for(path)) for doc in once] == once
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_input_and_output_validate_strictly(path: Path) -> None:
+    for doc in load(path):
+        validate(doc)
+    for doc in injected(path):
+        validate(doc)
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_input_is_not_mutated(path: Path) -> None:
+    docs = load(path)
+    before = copy.deepcopy(docs)
+    for doc in docs:
+        inject(doc, options_for(path))
+    assert docs == before
+
+
+@pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
+def test_sidecar_args_are_a_valid_warden_serve_config(path: Path) -> None:
+    """The sidecar's flags resolve through the real `warden serve` configuration code."""
+    for doc in injected(path):
+        for pod in pods(doc):
+            args = sidecar(pod)["args"]
+            assert args[0] == "serve"
+            flags = dict(zip(args[1::2], args[2::2], strict=True))
+            config = resolve({k.lstrip("-").replace("-", "_"): v for k, v in flags.items() if k != "--rules"}, env={})
+            status = json.loads(pod["metadata"]["annotations"][ANN_STATUS])
+            assert config.upstream == f"http://127.0.0.1:{status['ports']['upstream']}"
+            assert config.listen.port == status["ports"]["listen"]
+            assert config.admin.port == status["ports"]["admin"]
+
+
+def test_vllm_port_takeover() -> None:
+    (pod,) = injected(DATA / "vllm-pod.yaml")
+    model, = pod["spec"]["containers"]
+    assert model["args"] == ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--port", "18000", "--host", "127.0.0.1"]
+    assert "ports" not in model  # the Service-facing port moved
+    assert model["readinessProbe"]["httpGet"]["port"] == 8000  # the name left with the port: probe via Warden
+    side = sidecar(pod)
+    assert side["restartPolicy"] == "Always" and pod["spec"]["initContainers"][-1] is side
+    assert side["ports"][0] == {"name": "http", "containerPort": 8000, "protocol": "TCP"}
+    assert side["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9464}
+    assert side["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 9464}
+    assert side["securityContext"]["readOnlyRootFilesystem"] is True
+    assert ["--rules", "/etc/warden/policy/rules.yaml"] == side["args"][-2:]
+    env = {e["name"]: e for e in side["env"]}
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
+    status = json.loads(pod["metadata"]["annotations"][ANN_STATUS])
+    assert status == {"version": "test", "container": "warden", "native": True, "modelContainer": "vllm",
+                      "ports": {"listen": 8000, "upstream": 18000, "admin": 9464}, "rewrite": "args"}
+
+
+def test_env_fallback_and_other_containers_untouched() -> None:
+    source = load(DATA / "deployment-env.yaml")[0]
+    (deployment,) = injected(DATA / "deployment-env.yaml")
+    spec = deployment["spec"]["template"]["spec"]
+    tgi, shipper = spec["containers"]
+    assert {"name": "PORT", "value": "10080"} in tgi["env"]
+    assert shipper == source["spec"]["template"]["spec"]["containers"][1]
+    assert [c["name"] for c in spec["initContainers"]] == ["fetch-weights", "warden"]
+    assert "--admin" in sidecar(deployment["spec"]["template"])["args"]
+
+
+def test_selection() -> None:
+    docs = load(DATA / "cronjob-list.yaml")
+    (out,) = injected(DATA / "cronjob-list.yaml")
+    assert [bool(pods(item)) for item in out["items"]] == [True, False, False, False, False]
+    assert out["items"][1:] == docs[0]["items"][1:]
+    everything = inject(docs[0], InjectOptions(require_label=False, version="test"))
+    assert [bool(pods(item)) for item in everything["items"]] == [True, False, True, False, False]
+
+
+def test_already_injected_by_annotation_is_left_alone() -> None:
+    pod = load(DATA / "vllm-pod.yaml")[0]
+    pod["metadata"]["annotations"][ANN_STATUS] = "{}"
+    assert inject(pod, InjectOptions(version="test")) == pod
+
+
+@pytest.mark.parametrize(("annotations", "message"), [
+    ({"warden.io/upstream-port": "http"}, "not a port number"),
+    ({"warden.io/upstream-port": "60000"}, "outside 1-65535"),
+    ({"warden.io/admin-port": "8000"}, "must differ"),
+    ({"warden.io/backend": "ollama"}, "expected one of"),
+    ({"warden.io/policy": "Bad_Name"}, "CONFIGMAP"),
+])
+def test_bad_annotations_are_errors(annotations: dict[str, str], message: str) -> None:
+    pod = load(DATA / "vllm-pod.yaml")[0]
+    pod["metadata"]["annotations"].update(annotations)
+    with pytest.raises(InjectError, match=message) as info:
+        inject(pod, InjectOptions())
+    assert "Pod llm/vllm" in str(info.value)
+
+
+def test_port_clash_with_another_container() -> None:
+    pod = load(DATA / "vllm-pod.yaml")[0]
+    pod["spec"]["containers"].append({"name": "exporter", "image": "x", "ports": [{"containerPort": 9464}]})
+    with pytest.raises(InjectError, match=r"\[9464\] already declared"):
+        inject(pod, InjectOptions())
+
+
+def test_other_kinds_pass_through() -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"k": "v"}}
+    assert inject(secret, InjectOptions()) == secret
+
+
+def test_default_image_carries_the_package_version() -> None:
+    from importlib.metadata import version
+
+    assert default_image() == f"ghcr.io/warden/warden:{version('llm-warden')}"
+    assert InjectOptions().image == default_image()
+
+
+def test_cli_file_to_file(tmp_path: Path) -> None:
+    out = tmp_path / "out.yaml"
+    argv = ["-f", str(DATA / "statefulset-regular.yaml"), "-o", str(out), "--no-native-sidecar",
+            "--image", "ghcr.io/warden/warden:test"]
+    assert inject_cli.main(argv) == 0
+    (doc,) = load(out)
+    expected = load(DATA / "statefulset-regular.injected.yaml")[0]
+    # the CLI stamps the installed version; everything else equals the golden file
+    for d in (doc, expected):
+        d["spec"]["template"]["metadata"]["annotations"][ANN_STATUS] = "x"
+    assert doc == expected
+
+
+def test_cli_stdin_multi_document(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO((DATA / "multi-doc.yaml").read_text()))
+    assert inject_cli.main(["-f", "-"]) == 0
+    docs = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    assert [d["kind"] for d in docs] == ["Pod", "Service"]
+    assert sidecar(docs[0])["image"] == default_image()
+
+
+def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "labels": {"warden.io/inject": "true"}}, "spec": {"containers": []}}))
+    assert inject_cli.main(["-f", str(bad)]) == 1
+    assert "no containers" in capsys.readouterr().err
+    assert inject_cli.main(["-f", str(tmp_path / "missing.yaml")]) == 1
+    assert inject_cli.main([]) == 64
