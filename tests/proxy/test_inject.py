@@ -118,7 +118,7 @@ def test_vllm_port_takeover() -> None:
     assert side["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9464}
     assert side["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 9464}
     assert side["securityContext"]["readOnlyRootFilesystem"] is True
-    assert ["--rules", "/etc/warden/policy/rules.yaml"] == side["args"][-2:]
+    assert side["args"][-2:] == ["--rules", "/etc/warden/policy/rules.yaml"]
     env = {e["name"]: e for e in side["env"]}
     assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
     assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"

@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import base64
+import copy
+import datetime
+import http.client
+import ipaddress
+import json
+import ssl
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from proxy.inject import InjectOptions, inject
+from proxy.webhook import json_patch, make_server
+
+DATA = Path(__file__).parent / "testdata" / "inject"
+OPTIONS = InjectOptions(image="ghcr.io/warden/warden:test", version="test")
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "warden-webhook.warden-system.svc")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=1)).not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
+                                                    x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "tls.crt", directory / "tls.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+@pytest.fixture(scope="module")
+def webhook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, ssl.SSLContext]]:
+    cert, key = self_signed(tmp_path_factory.mktemp("tls"))
+    server = make_server("127.0.0.1", 0, str(cert), str(key), OPTIONS)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = ssl.create_default_context(cafile=str(cert))  # verifies the chain and the 127.0.0.1 SAN
+    yield server.server_address[1], client
+    server.shutdown()
+    server.server_close()
+
+
+def call(webhook: tuple[int, ssl.SSLContext], method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    port, context = webhook
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+    try:
+        data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+        conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        conn.close()
+
+
+def review(pod: dict[str, Any], uid: str = "7f0b2d8c-0000-4000-8000-000000000001") -> dict[str, Any]:
+    """What the API server sends on a pod CREATE: the namespace in the request, not yet in the pod."""
+    obj = copy.deepcopy(pod)
+    namespace = obj["metadata"].pop("namespace", "llm")
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": uid, "kind": {"group": "", "version": "v1", "kind": "Pod"},
+        "resource": {"group": "", "version": "v1", "resource": "pods"}, "namespace": namespace,
+        "operation": "CREATE", "object": obj, "dryRun": False}}
+
+
+def apply_patch(doc: Any, patch: list[dict[str, Any]]) -> Any:
+    """A tiny RFC 6902 applier (add, remove, replace: what the webhook emits), independent of the generator."""
+    doc = copy.deepcopy(doc)
+    for op in patch:
+        *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+        target = doc
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        key: Any = int(last) if isinstance(target, list) else last
+        if op["op"] == "remove":
+            del target[key]
+        elif op["op"] in {"add", "replace"}:
+            target[key] = op["value"]
+        else:
+            raise AssertionError(f"unexpected op {op}")
+    return doc
+
+
+def pod_from(name: str) -> dict[str, Any]:
+    docs: list[dict[str, Any]] = [d for d in yaml.safe_load_all((DATA / name).read_text()) if d]
+    return docs[0]
+
+
+@pytest.mark.parametrize("name", ["vllm-pod.yaml", "multi-doc.yaml"])
+def test_patch_equals_inject(webhook: tuple[int, ssl.SSLContext], name: str) -> None:
+    pod = pod_from(name)
+    status, answer = call(webhook, "POST", "/mutate", review(pod))
+    assert status == 200
+    assert answer["apiVersion"] == "admission.k8s.io/v1" and answer["kind"] == "AdmissionReview"
+    response = answer["response"]
+    assert response["uid"] == "7f0b2d8c-0000-4000-8000-000000000001"
+    assert response["allowed"] is True and response["patchType"] == "JSONPatch"
+    patch = json.loads(base64.b64decode(response["patch"]))
+    sent = review(pod)["request"]["object"]
+    assert apply_patch(sent, patch) == inject(sent, OPTIONS)
+    assert any(op["path"] == "/metadata/annotations/warden.io~1status" for op in patch)
+
+
+def test_patch_applies_with_jsonpatch_too(webhook: tuple[int, ssl.SSLContext]) -> None:
+    jsonpatch = pytest.importorskip("jsonpatch")
+    sent = review(pod_from("vllm-pod.yaml"))
+    _, answer = call(webhook, "POST", "/mutate", sent)
+    patch = json.loads(base64.b64decode(answer["response"]["patch"]))
+    obj = sent["request"]["object"]
+    assert jsonpatch.apply_patch(obj, patch) == inject(obj, OPTIONS)
+
+
+def test_not_selected_and_already_injected_get_no_patch(webhook: tuple[int, ssl.SSLContext]) -> None:
+    pod = pod_from("vllm-pod.yaml")
+    pod["metadata"]["labels"]["warden.io/inject"] = "false"
+    _, answer = call(webhook, "POST", "/mutate", review(pod))
+    assert answer["response"] == {"uid": "7f0b2d8c-0000-4000-8000-000000000001", "allowed": True}
+    _, answer = call(webhook, "POST", "/mutate", review(inject(pod_from("vllm-pod.yaml"), OPTIONS)))
+    assert "patch" not in answer["response"] and answer["response"]["allowed"] is True
+
+
+def test_bad_annotation_is_denied_with_the_reason(webhook: tuple[int, ssl.SSLContext]) -> None:
+    pod = pod_from("vllm-pod.yaml")
+    pod["metadata"]["annotations"]["warden.io/backend"] = "ollama"
+    _, answer = call(webhook, "POST", "/mutate", review(pod))
+    response = answer["response"]
+    assert response["allowed"] is False and "patch" not in response
+    assert response["status"]["code"] == 400
+    assert "Pod llm/vllm" in response["status"]["message"] and "warden.io/backend" in response["status"]["message"]
+
+
+def test_healthz_and_bad_requests(webhook: tuple[int, ssl.SSLContext]) -> None:
+    assert call(webhook, "GET", "/healthz") == (200, {"status": "ok"})
+    assert call(webhook, "GET", "/nope")[0] == 404
+    assert call(webhook, "POST", "/mutate", b"{not json")[0] == 400
+    assert call(webhook, "POST", "/mutate", {"kind": "AdmissionReview"})[0] == 400
+
+
+def test_json_patch_escapes_pointers() -> None:
+    before = {"a": {"x/y": 1, "t~": 2, "gone": 3}, "l": [1, 2]}
+    after = {"a": {"x/y": 5, "t~": 2, "new": 4}, "l": [1, 2, 3]}
+    patch = json_patch(before, after)
+    assert {"op": "replace", "path": "/a/x~1y", "value": 5} in patch
+    assert {"op": "remove", "path": "/a/gone"} in patch
+    assert apply_patch(before, patch) == after
+    assert json_patch(after, after) == []
