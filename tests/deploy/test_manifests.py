@@ -1,0 +1,102 @@
+"""Every Kubernetes manifest under deploy/kubernetes validates strictly against the 1.33 schemas; custom
+resources (cert-manager, Prometheus Operator), which have no bundled schema, get structural checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from proxy.inject import ADMIN_PORT_NAME, LABEL_INJECT, InjectOptions, inject
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+FILES = sorted(DEPLOY.glob("*.yaml"))
+K8S_VERSION = "1.33.0"
+CUSTOM = {("cert-manager.io/v1", "Issuer"), ("cert-manager.io/v1", "Certificate"),
+          ("monitoring.coreos.com/v1", "PodMonitor")}
+
+
+def docs(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d is not None]
+
+
+def all_docs() -> list[dict[str, Any]]:
+    return [d for path in FILES for d in docs(path)]
+
+
+def by_kind(kind: str) -> list[dict[str, Any]]:
+    return [d for d in all_docs() if d["kind"] == kind]
+
+
+def test_there_are_manifests() -> None:
+    assert {p.name for p in FILES} >= {"webhook.yaml", "podmonitor.yaml", "example-vllm.yaml", "cert-manager.yaml"}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_validates_strictly(path: Path) -> None:
+    for doc in docs(path):
+        if (doc["apiVersion"], doc["kind"]) in CUSTOM:
+            assert doc["metadata"]["name"] and isinstance(doc["spec"], dict)
+            continue
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_injected_form_validates_strictly(path: Path) -> None:
+    for doc in docs(path):
+        if (doc["apiVersion"], doc["kind"]) not in CUSTOM:
+            kubernetes_validate.validate(inject(doc, InjectOptions()), K8S_VERSION, strict=True)
+
+
+def test_webhook_configuration_is_narrow_and_fails_closed() -> None:
+    (config,) = by_kind("MutatingWebhookConfiguration")
+    (hook,) = config["webhooks"]
+    assert hook["failurePolicy"] == "Fail" and hook["sideEffects"] == "None"
+    assert hook["admissionReviewVersions"] == ["v1"]
+    assert hook["namespaceSelector"] == {"matchLabels": {"warden.io/injection": "enabled"}}
+    assert hook["objectSelector"] == {"matchLabels": {LABEL_INJECT: "true"}}
+    assert hook["rules"] == [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                              "resources": ["pods"], "scope": "Namespaced"}]
+    service = hook["clientConfig"]["service"]
+    (svc,) = [s for s in by_kind("Service") if s["metadata"]["name"] == service["name"]]
+    assert svc["metadata"]["namespace"] == service["namespace"]
+    assert service["path"] == "/mutate"
+    (cert,) = [d for d in all_docs() if d["kind"] == "Certificate"]
+    namespace, name = config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].split("/")
+    assert (cert["metadata"]["namespace"], cert["metadata"]["name"]) == (namespace, name)
+    assert f"{service['name']}.{service['namespace']}.svc" in cert["spec"]["dnsNames"]
+    (deployment,) = [d for d in by_kind("Deployment") if d["metadata"]["name"] == "warden-webhook"]
+    volumes = deployment["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "tls", "secret": {"secretName": cert["spec"]["secretName"]}} in volumes
+
+
+def test_the_injector_namespace_is_not_selected() -> None:
+    (config,) = by_kind("MutatingWebhookConfiguration")
+    namespace = config["webhooks"][0]["clientConfig"]["service"]["namespace"]
+    (ns,) = [n for n in by_kind("Namespace") if n["metadata"]["name"] == namespace]
+    assert ns["metadata"]["labels"].get("warden.io/injection") != "enabled"
+
+
+def test_podmonitor_scrapes_the_sidecar_admin_port() -> None:
+    (monitor,) = by_kind("PodMonitor")
+    assert monitor["spec"]["selector"] == {"matchLabels": {LABEL_INJECT: "true"}}
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert endpoint["port"] == ADMIN_PORT_NAME and endpoint["path"] == "/metrics"
+    (deployment,) = [d for d in by_kind("Deployment") if d["metadata"]["name"] == "vllm"]
+    template = inject(deployment, InjectOptions())["spec"]["template"]
+    ports = [p["name"] for c in template["spec"]["initContainers"] for p in c.get("ports", []) if "name" in p]
+    assert ADMIN_PORT_NAME in ports
+
+
+def test_example_networkpolicy_names_ports_that_exist_after_injection() -> None:
+    (deployment,) = [d for d in by_kind("Deployment") if d["metadata"]["name"] == "vllm"]
+    template = inject(deployment, InjectOptions())["spec"]["template"]
+    spec = template["spec"]
+    declared = {p.get("name") for c in [*spec["containers"], *spec["initContainers"]] for p in c.get("ports", [])}
+    (policy,) = [p for p in by_kind("NetworkPolicy") if p["metadata"]["namespace"] == "llm"]
+    named = {port["port"] for rule in policy["spec"]["ingress"] for port in rule["ports"]}
+    assert named <= declared
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
