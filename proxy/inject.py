@@ -176,8 +176,9 @@ def settings(pod: dict[str, Any], where: str) -> PodSettings:
         raise InjectError(f"{where}: {ANN_BACKEND}={backend!r}, expected one of {', '.join(BACKENDS)}")
     model = next((c for c in containers if any(_port_number(p) == upstream for p in c.get("ports") or [])),
                  containers[0])
+    # every declared port but the one that moves from the model container to the sidecar
     taken = {_port_number(p) for c in [*containers, *(pod["spec"].get("initContainers") or [])]
-             if c is not model for p in c.get("ports") or []}
+             for p in c.get("ports") or [] if c is not model or _port_number(p) != upstream}
     clash = sorted(taken & {upstream, internal, admin})
     if clash:
         raise InjectError(f"{where}: port(s) {clash} already declared by another container")

@@ -173,6 +173,10 @@ def test_port_clash_with_another_container() -> None:
     pod["spec"]["containers"].append({"name": "exporter", "image": "x", "ports": [{"containerPort": 9464}]})
     with pytest.raises(InjectError, match=r"\[9464\] already declared"):
         inject(pod, InjectOptions())
+    pod = load(DATA / "multi-doc.yaml")[0]  # Triton's own grpc port
+    pod["metadata"]["annotations"]["warden.io/admin-port"] = "8001"
+    with pytest.raises(InjectError, match=r"\[8001\] already declared"):
+        inject(pod, InjectOptions())
 
 
 def test_other_kinds_pass_through() -> None:
