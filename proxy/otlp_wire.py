@@ -67,34 +67,46 @@ class OtlpWireEncoder:
     def __init__(self, unique_keys: frozenset[str] = frozenset()) -> None:
         """`unique_keys` name attributes whose values rarely repeat (ids, digests): never cached."""
         self._keys: dict[str, bytes] = {}
-        self._pairs: dict[tuple[str, str | bool | int], bytes] = {}  # whole KeyValue fields of repeating values
+        self._pairs: dict[tuple[bytes, str, object, bool], bytes] = {}  # whole KeyValue fields, repeating values
         self._unique = unique_keys
         self._resources: dict[int, bytes] = {}
         self._scopes: dict[tuple[str, str | None], bytes] = {}
 
     def _attributes(self, tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
+        """Repeated KeyValue fields under `tag`. The hot loop of the encoder, hence written out flat."""
         if not attributes:
             return b""
-        keys, pairs = self._keys, self._pairs
-        parts = []
+        keys, pairs, unique = self._keys, self._pairs, self._unique
+        parts: list[bytes] = []
+        append = parts.append
         for key, value in attributes.items():
-            cacheable = key not in self._unique and isinstance(value, str | int) and not isinstance(value, float)
+            kind = type(value)
+            cacheable = (kind is str or kind is int or kind is bool) and key not in unique
             if cacheable:
-                encoded = pairs.get((key, value))
-                if encoded is not None:
-                    parts.append(encoded if tag == T1_LD else tag + encoded[1:])
+                cached = pairs.get((tag, key, value, kind is bool))  # True == 1: the type is part of the key
+                if cached is not None:
+                    append(cached)
                     continue
             prefix = keys.get(key)
             if prefix is None:
                 prefix = _ld(T1_LD, key.encode())
                 if len(keys) < self.CACHE_LIMIT:
                     keys[key] = prefix
-            encoded = _ld(tag, prefix + _ld(T2_LD, _any_value(value)))
+            if kind is str:
+                raw = value.encode()
+                n = len(raw)
+                any_value = (b"\x0a" + bytes((n,)) if n < 0x80 else b"\x0a" + _varint(n)) + raw
+            else:
+                any_value = _any_value(value)
+            n = len(any_value)
+            body = prefix + (b"\x12" + bytes((n,)) if n < 0x80 else b"\x12" + _varint(n)) + any_value
+            n = len(body)
+            encoded = tag + (bytes((n,)) if n < 0x80 else _varint(n)) + body
             if cacheable:
                 if len(pairs) >= self.CACHE_LIMIT:
                     pairs.clear()
-                pairs[(key, value)] = encoded if tag == T1_LD else T1_LD + encoded[1:]
-            parts.append(encoded)
+                pairs[(tag, key, value, kind is bool)] = encoded
+            append(encoded)
         return b"".join(parts)
 
     def _resource(self, resource: Any) -> bytes:

@@ -279,10 +279,11 @@ class Tracing:
         attrs: dict[str, Any] = {
             A.HTTP_REQUEST_METHOD: state.method,
             A.URL_PATH: path.split("?", 1)[0],
-            A.URL_SCHEME: scheme,
             A.WARDEN_REQUEST_ID: state.request_id,
             A.WARDEN_ROUTE: state.route.value,
         }
+        if scheme != "http":  # the default is not worth a field on every span
+            attrs[A.URL_SCHEME] = scheme
         if http_route:
             attrs[A.HTTP_ROUTE] = http_route
         if operation:

@@ -152,6 +152,16 @@ class Telemetry:
         want_facts = state.spans is not None and state.response_id is None and state.spans.sampled
         if not (want_usage or want_facts):
             return
+        if not want_usage and "content-encoding" not in flow.response.headers:
+            # Only identity for the span: the byte scan of the stream path, not a second JSON parse of the body
+            # (the id and model lead an OpenAI answer; finish reasons are matched anywhere, escaped in content).
+            peek_chunk(content[:512], state)
+            if b'"finish_reason":"' in content or b'"finish_reason": "' in content:
+                for match in _FINISH.finditer(content):
+                    reason = match.group(1).decode()
+                    if reason not in state.finish_reasons and len(state.finish_reasons) < MAX_FINISH_REASONS:
+                        state.finish_reasons.append(reason)
+            return
         try:
             body = json.loads(flow.response.get_content(strict=False) or b"")
         except (ValueError, UnicodeDecodeError):

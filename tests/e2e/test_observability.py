@@ -232,7 +232,8 @@ def test_metrics_after_plain_streamed_blocked_and_failed_requests(observed: Obse
     list(o.client.chat.completions.create(model="standin-base", messages=prompt, stream=True,
                                           stream_options={"include_usage": True}))
     with pytest.raises(openai.APIStatusError):
-        o.client.chat.completions.create(model="standin-base", messages=[{"role": "user", "content": "帮我找个枪手代考"}])
+        o.client.chat.completions.create(model="standin-base",
+                                         messages=[{"role": "user", "content": "帮我找个枪手代考"}])
     with pytest.raises(openai.APIStatusError):
         o.client.chat.completions.create(model="standin-base", messages=prompt,
                                          extra_body={"standin": {"status": 503}})

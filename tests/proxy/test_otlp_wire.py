@@ -52,3 +52,15 @@ def test_the_encoder_is_stable_across_calls() -> None:
     encoder = OtlpWireEncoder()
     batch = spans()
     assert encoder.encode(batch) == encoder.encode(batch)
+
+
+def test_cached_values_keep_their_type() -> None:
+    encoder = OtlpWireEncoder()
+    base = spans()[2]
+    as_bool = ReadableSpan("x", base.context, None, RESOURCE, {"k": True}, start_time=1, end_time=2,
+                           instrumentation_scope=SCOPE)
+    as_int = ReadableSpan("x", base.context, None, RESOURCE, {"k": 1}, start_time=1, end_time=2,
+                          instrumentation_scope=SCOPE)
+    first, second = (ExportTraceServiceRequest.FromString(encoder.encode([s])) for s in (as_bool, as_int))
+    assert first.resource_spans[0].scope_spans[0].spans[0].attributes[0].value.bool_value is True
+    assert second.resource_spans[0].scope_spans[0].spans[0].attributes[0].value.int_value == 1
