@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from mitmproxy import http
@@ -56,6 +57,22 @@ def test_stream_peek_delegates_to_the_relay() -> None:
     assert peek(chunk({"id": "a", "model": "m", "choices": []})) == [chunk({"id": "a", "model": "m", "choices": []})]
     peek.finish()
     assert relay.finished and state.response_id == "a"
+
+
+def test_stream_peek_keeps_a_generator_lazy() -> None:
+    seen: list[str] = []
+
+    def relay(data: bytes) -> Iterator[bytes]:
+        seen.append("first")
+        yield chunk({"id": "g", "model": "m", "choices": []})
+        seen.append("second")
+        yield chunk({"id": "g", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+
+    state = FlowState("r", Route.CHAT, 0.0)
+    out = StreamPeek(relay, state)(b"raw")
+    assert seen == []
+    assert next(out).startswith(b"data: ") and state.response_id == "g" and seen == ["first"]
+    assert len(list(out)) == 1 and state.finish_reasons == ["stop"]
 
 
 def test_classify_error() -> None:
