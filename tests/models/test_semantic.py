@@ -79,3 +79,8 @@ def test_load_default_loads_the_cached_build(built: Built) -> None:
     det = load_default(build_if_missing=False)
     assert det.levels == {"drugs": 2, "exam_fraud": 2, "fraud_scam": 2, "gambling": 2, "weapons": 3}
     assert 0 < det.clear_below <= 0.5
+
+
+@pytest.mark.parametrize("text", ["ok", "好的", "Yes!", "  是 "])
+def test_texts_too_short_to_carry_an_intent_are_not_judged(detector: SemanticDetector, text: str) -> None:
+    assert detector.detect(text) == []
