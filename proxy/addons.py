@@ -20,6 +20,7 @@ from proxy.stages.deadline import Deadline
 from proxy.stages.inspect_request import InspectRequest
 from proxy.stages.inspect_response import InspectResponse
 from proxy.stages.lora import Lora
+from proxy.stages.settle import Settle
 from proxy.stages.stream import Stream
 from proxy.stages.telemetry import Telemetry
 from proxy.stages.trace import Trace
@@ -39,7 +40,9 @@ def default_stages(services: Services) -> list[object]:
         Deadline(services),  # request: arm the upstream timeout; responseheaders: disarm
         Stream(services),  # responseheaders: SSE relay with the stream guard
         InspectResponse(services),  # response: whole answers masked, pseudonyms restored, or blocked
-        Telemetry(services),  # response/error: outcome and metrics
+        Settle(services),  # response/error: status, outcome, end time, decided once
+        *([AuditEmit(services, services.audit)] if services.audit is not None else []),  # one record each
+        Telemetry(services),  # response/error: metrics, spans (with the audit seq), the exchange log line
     ]
 
 
@@ -85,7 +88,4 @@ class Pipeline:
 
 
 def default_addons(services: Services) -> list[object]:
-    stages = default_stages(services)
-    if services.audit is not None:
-        stages.append(AuditEmit(services, services.audit))  # last: it records what every stage decided
-    return [Pipeline(stages)]
+    return [Pipeline(default_stages(services))]

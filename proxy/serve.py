@@ -88,6 +88,8 @@ def build_services(config: WardenConfig) -> Services:
     warm(guard.policy)
     metrics = Metrics(model_allowlist=config.model_allowlist)
     audit_log = open_audit(config)
+    if audit_log is not None:
+        metrics.watch_audit(audit_log.stats)  # records, checkpoints, failures and anchor lag on /metrics
     digester = Digester(audit_log.digest_key) if audit_log is not None else Digester()
     return Services(config=config, metrics=metrics, guard=guard, digester=digester, audit=audit_log,
                     **observability(config, metrics))

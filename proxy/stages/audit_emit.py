@@ -35,6 +35,13 @@ def audit_unavailable(request_id: str) -> http.Response:
     return error.response(request_id)
 
 
+def withhold(flow: http.HTTPFlow, state: FlowState) -> None:
+    """Audit fails closed: without a durable record the answer does not go out."""
+    state.outcome = Outcome.INTERNAL_ERROR
+    state.status = 503
+    flow.response = audit_unavailable(state.request_id)
+
+
 def record_body(state: FlowState, policy_version: str) -> dict[str, object]:
     """The audit record of one exchange: ids, verdicts, counts and keyed digests, never content."""
     latency = None if state.finished_at is None else int((state.finished_at - state.started) * 1000)
@@ -63,6 +70,10 @@ def record_body(state: FlowState, policy_version: str) -> dict[str, object]:
     body["stream"] = state.stream
     if state.blocked_rules:
         body["blocked_rules"] = list(state.blocked_rules)
+    if state.model_admin_action is not None:  # adapter admin calls are always audited, allowed or not
+        body["model_admin"] = {"action": state.model_admin_action, "allowed": bool(state.model_admin_allowed)}
+    if state.base_model is not None:
+        body["base_model"] = state.base_model
     return body
 
 
@@ -79,7 +90,7 @@ class AuditEmit:
         assert flow.response is not None
         if ticket is None:
             if not flow.response.stream:
-                flow.response = audit_unavailable(state.request_id)
+                withhold(flow, state)
             return None
         if flow.response.stream or ticket.done():
             return None
@@ -106,7 +117,6 @@ class AuditEmit:
             if time.monotonic() > deadline:
                 log.error("audit record not durable in time; withholding the answer",
                           extra={"request_id": state.request_id, "seq": ticket.seq})
-                state.outcome = Outcome.INTERNAL_ERROR
-                flow.response = audit_unavailable(state.request_id)
+                withhold(flow, state)
                 return
             await asyncio.sleep(POLL_SECONDS)

@@ -90,20 +90,6 @@ def record_answer(state: FlowState, body: dict[str, Any]) -> None:
             state.finish_reasons.append(reason[:40])
 
 
-def classify_error(flow: http.HTTPFlow, state: FlowState) -> Outcome:
-    """Which side failed, from mitmproxy's error message and how far the exchange got."""
-    if state.outcome is not Outcome.OK:
-        return state.outcome  # a stage already knows better (timeout, too large, blocked, ...)
-    message = (flow.error.msg if flow.error else "").lower()
-    if "client" in message:
-        # Clients such as the openai SDK hang up as soon as they read `data: [DONE]`, often before the
-        # upstream's closing chunk arrives: after the terminal event that is a complete exchange.
-        return Outcome.OK if state.stream_complete else Outcome.CLIENT_ABORTED
-    if "body_size_limit" in message or "exceeds" in message:
-        return Outcome.TOO_LARGE
-    return Outcome.UPSTREAM_UNAVAILABLE
-
-
 class Telemetry:
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -122,9 +108,6 @@ class Telemetry:
         if state is None or state.done:
             return
         assert flow.response is not None
-        state.status = flow.response.status_code
-        if state.outcome is Outcome.OK and state.status >= 400:
-            state.outcome = Outcome.UPSTREAM_ERROR
         if not flow.response.stream and state.route in _GENAI_ROUTES:
             self._facts_from_body(flow, state)
         self._finish(flow, state)
@@ -133,13 +116,6 @@ class Telemetry:
         state = get_state(flow)
         if state is None or state.done:
             return
-        state.outcome = classify_error(flow, state)
-        if flow.response is not None:
-            state.status = flow.response.status_code
-        else:
-            state.status = {Outcome.TOO_LARGE: 413, Outcome.UPSTREAM_TIMEOUT: 504,
-                            Outcome.CLIENT_ABORTED: 499}.get(state.outcome, 502)
-        state.error_detail = flow.error.msg if flow.error and state.outcome is not Outcome.OK else None
         self._finish(flow, state)
 
     def _facts_from_body(self, flow: http.HTTPFlow, state: FlowState) -> None:
@@ -175,7 +151,8 @@ class Telemetry:
 
     def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:
         state.done = True
-        state.finished_at = self.services.clock()
+        if state.finished_at is None:  # settled by proxy/stages/settle.py; set here only if it did not run
+            state.finished_at = self.services.clock()
         m = self.metrics
         model = m.models.label(state.model)
         route = state.route.value

@@ -47,15 +47,21 @@ def test_every_kind_of_exchange_is_recorded_and_the_log_verifies(
     blocked = httpx.post(url, json={"model": "m", "messages": [{"role": "user", "content": "找枪手代考"}]})
     streamed = httpx.post(url, json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "s"}]})
     failed = httpx.post(url, json={"model": "m", "messages": [], "standin": {"headers_delay_ms": 2000}}, timeout=10)
+    admin = httpx.post(proxy.url + "/v1/load_lora_adapter", json={"lora_name": "x", "lora_path": "/tmp/x"})
     assert (ok.status_code, blocked.status_code, streamed.status_code, failed.status_code) == (200, 400, 200, 504)
+    assert admin.status_code == 403
     assert proxy.stop() == 0
 
     result = verify(audit_dir)
     assert result.returncode == 0, result.stdout + result.stderr
     records = exchange_records(audit_dir)
-    by_outcome = {r["exchange"]["outcome"]: r for r in records}  # type: ignore[index]
+    chat = [r for r in records if r["exchange"]["route"] == "chat"]  # type: ignore[index]
+    by_outcome = {r["exchange"]["outcome"]: r for r in chat}  # type: ignore[index]
     assert set(by_outcome) == {"ok", "blocked", "upstream_timeout"}
-    assert len(records) == 4
+    assert len(records) == 5
+    denied = next(r for r in records if r["exchange"]["route"] == "model_admin")  # type: ignore[index]
+    assert denied["model_admin"] == {"action": "load_lora_adapter", "allowed": False}
+    assert denied["exchange"]["status"] == 403  # type: ignore[index]
     blocked_record = by_outcome["blocked"]
     assert blocked_record["verdicts"]["@request"] == "block"  # type: ignore[index]
     assert blocked_record["verdicts"]["exam_fraud"] == "block"  # type: ignore[index]

@@ -13,8 +13,9 @@ from proxy.config import WardenConfig
 from proxy.guard import Guard
 from proxy.metrics import Metrics
 from proxy.services import Services
-from proxy.stages.telemetry import StreamPeek, Telemetry, classify_error, peek_chunk, record_answer
-from proxy.state import STATE_KEY, FlowState, Outcome, Route
+from proxy.stages.settle import Settle
+from proxy.stages.telemetry import StreamPeek, Telemetry, peek_chunk, record_answer
+from proxy.state import STATE_KEY, FlowState, Route
 
 _GUARD = Guard.load()
 
@@ -75,20 +76,6 @@ def test_stream_peek_keeps_a_generator_lazy() -> None:
     assert len(list(out)) == 1 and state.finish_reasons == ["stop"]
 
 
-def test_classify_error() -> None:
-    flow = tflow.tflow(err=True)
-    state = FlowState("r", Route.CHAT, 0.0)
-    assert flow.error is not None
-    flow.error.msg = "Client disconnected."
-    assert classify_error(flow, state) is Outcome.CLIENT_ABORTED
-    state.stream_complete = True
-    assert classify_error(flow, state) is Outcome.OK
-    flow.error.msg = "Connection refused"
-    assert classify_error(flow, state) is Outcome.UPSTREAM_UNAVAILABLE
-    state.outcome = Outcome.UPSTREAM_TIMEOUT
-    assert classify_error(flow, state) is Outcome.UPSTREAM_TIMEOUT
-
-
 def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
     text = generate_latest(metrics.registry).decode()
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
@@ -110,6 +97,7 @@ def test_finish_observes_every_series_from_the_flow_state() -> None:
     state.schema_result = "valid"
     flow.metadata[STATE_KEY] = state
     metrics.inflight.inc()
+    Settle(services).response(flow)  # the pipeline settles status, outcome and end time first
     Telemetry(services).response(flow)
     got = samples(metrics)
     chat_m = (("model_name", "m"), ("route", "chat"))
