@@ -45,7 +45,6 @@ class InspectResponse:
         if state is None or flow.response.stream or state.outcome is not Outcome.OK:
             return None  # streams are guarded by the relay; our own answers (blocks, errors) need nothing
         response = flow.response
-        response.headers["x-warden-request-id"] = state.request_id
         if not self.config.guard or state.route not in INSPECTED_ROUTES or not 200 <= response.status_code < 300:
             state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
             self._finish(flow, state, response.raw_content or b"")
