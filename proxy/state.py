@@ -25,6 +25,12 @@ class Route(StrEnum):
     OTHER = "other"
 
 
+# Routes whose JSON bodies Warden knows how to read (proxy/extract.py) and therefore inspects.
+INSPECTED_ROUTES = frozenset(
+    {Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route.EMBEDDINGS, Route.KSERVE_V2, Route.TRITON_GENERATE}
+)
+
+
 class Outcome(StrEnum):
     """How an exchange ended; a bounded label value and an audit field."""
 

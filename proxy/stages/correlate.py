@@ -11,7 +11,7 @@ from proxy.errors import body_too_large
 from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
-from proxy.state import STATE_KEY, FlowState, Outcome, classify_route, get_state
+from proxy.state import INSPECTED_ROUTES, STATE_KEY, FlowState, Outcome, classify_route, get_state
 
 # A client-supplied id is echoed into logs and headers: accept only a bounded, printable token.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -26,7 +26,8 @@ class Correlate:
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         supplied = flow.request.headers.get("x-request-id", "")
         request_id = supplied if _REQUEST_ID.fullmatch(supplied) else uuid.uuid4().hex
-        flow.request.headers["x-request-id"] = request_id
+        if request_id != supplied:
+            flow.request.headers["x-request-id"] = request_id
         strip_hop_by_hop(flow.request.headers)
         state = FlowState(
             request_id=request_id,
@@ -47,6 +48,9 @@ class Correlate:
     def request(self, flow: http.HTTPFlow) -> None:
         state = get_state(flow)
         if state is None or flow.response is not None:
+            return
+        # Only bodies that can be JSON: an upload to an unknown route is not parsed for a model name.
+        if state.route not in INSPECTED_ROUTES and "json" not in flow.request.headers.get("content-type", ""):
             return
         body = request_json(flow, state, self.limit)
         if body is not None:

@@ -19,14 +19,11 @@ from proxy.extract import TextField, put, request_texts
 from proxy.guard import Inspection, inspect
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
-from proxy.state import FlowState, Outcome, Route, get_state
+from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from rules.findings import SEVERITY, Action
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault
 
-INSPECTED_ROUTES = frozenset(
-    {Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route.EMBEDDINGS, Route.KSERVE_V2, Route.TRITON_GENERATE}
-)
 OFFLOAD_CHARS = 32_000  # above this much text, scanning moves off the event loop (~1 ms of CPU per 4 KB)
 
 ACTION_VERDICT = {

@@ -22,9 +22,9 @@ from proxy.extract import TextField, put, response_texts
 from proxy.guard import Inspection, inspect
 from proxy.services import Services
 from proxy.stages.base import fail_closed
-from proxy.stages.inspect_request import INSPECTED_ROUTES, OFFLOAD_CHARS, record
+from proxy.stages.inspect_request import OFFLOAD_CHARS, record
 from proxy.stages.stream import record_usage
-from proxy.state import FlowState, Outcome, get_state
+from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from rules.findings import Action
 from rules.pseudonym import PseudonymVault
 from rules.scanner import Scanner

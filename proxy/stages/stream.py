@@ -22,8 +22,8 @@ from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
-from proxy.stages.inspect_request import INSPECTED_ROUTES, record_decisions
-from proxy.state import FlowState, Outcome, get_state
+from proxy.stages.inspect_request import record_decisions
+from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from proxy.stream_guard import DONE, StreamGuard, sse_data
 from rules.pseudonym import PseudonymVault
 
