@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -56,9 +57,11 @@ def free_port() -> int:
         return port
 
 
-def wait_for(url: str, timeout: float = 20.0) -> None:
+def wait_for(url: str, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"warden serve exited with {proc.returncode} before it was ready (see its log)")
         try:
             with urllib.request.urlopen(url, timeout=1):  # noqa: S310 - loopback URL we built
                 return
@@ -263,7 +266,7 @@ def metrics_summary(admin_url: str) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="warden demo", description=__doc__.split("\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs) afterwards")
-    parser.parse_args(argv)
+    args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="warden-demo-"))
     standin = serve("127.0.0.1", 0, StandinConfig())
     upstream = f"http://127.0.0.1:{standin.server_address[1]}"
@@ -281,7 +284,7 @@ def main(argv: list[str]) -> int:
             stdout=log, stderr=log, env={**os.environ},
         )
     try:
-        wait_for(f"http://127.0.0.1:{admin}/readyz", timeout=300)  # the first run builds the semantic model
+        wait_for(f"http://127.0.0.1:{admin}/readyz", proc, timeout=300)  # the first run builds the model
         env = DemoEnv(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{admin}", upstream,
                       openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="demo", max_retries=0))
         rows = [step(env) for step in STEPS]
@@ -301,4 +304,8 @@ def main(argv: list[str]) -> int:
     print(verified.stdout.rstrip() or verified.stderr.rstrip())
     ok = all(r.ok for r in rows) and code == 0 and verified.returncode == 0
     print("demo: all steps behaved as expected" if ok else "demo: some steps FAILED (see the table and the log)")
+    if ok and not args.keep:
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        print(f"work directory kept: {workdir}")
     return 0 if ok else 1
