@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,7 @@ from proxy.state import Route
 from rules.findings import SEVERITY, Action
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault, StreamRestorer
-from rules.scanner import Scanner
+from rules.scanner import Scanner, ScanResult
 from rules.stream import StreamScanner, StreamStep
 
 LaneKey = tuple[Any, ...]
@@ -40,11 +41,14 @@ class Lane:
     scanner: StreamScanner
     restorer: StreamRestorer
     emitted: list[str] = field(default_factory=list)  # what the client got, for Responses `.done` events
+    released: int = 0  # characters emitted so far
+    judged: int = 0  # characters already handed to the semantic judge
 
     def out(self, step: StreamStep) -> str:
         text = self.restorer.feed(step.text) if step.text else ""
         if text:
             self.emitted.append(text)
+            self.released += len(text)
         return text
 
     def flush(self) -> tuple[str, StreamStep]:
@@ -53,7 +57,15 @@ class Lane:
         tail = self.restorer.flush()
         if tail:
             self.emitted.append(tail)
+            self.released += len(tail)
         return text + tail, step
+
+    def unjudged(self, overlap: int) -> str:
+        """The released text not yet judged, with `overlap` characters of what was, for context."""
+        text = "".join(self.emitted)
+        start = max(0, self.judged - overlap)
+        self.judged = len(text)
+        return text[start:]
 
 
 class StreamBlocked(Exception):
@@ -81,19 +93,58 @@ class StreamVerdicts:
                 self.action = d.action
 
 
+JUDGE_EVERY = 96  # released characters between two semantic verdicts on a stream
+JUDGE_OVERLAP = 64  # characters of already judged text given again as context
+
+
+@dataclass(frozen=True, slots=True)
+class Judge:
+    """The semantic model on a stream: windows of released text are judged in a worker thread, and a verdict
+    that arrives later ends the stream at the next event (the model never runs in the stream callable)."""
+
+    scanner: Scanner  # a scanner with the semantic detector; only its semantic decisions are used
+    executor: Executor
+
+
 class StreamGuard:
     """Not thread-safe: one per stream, fed from the stream callable."""
 
     def __init__(self, scanner: Scanner, vault: PseudonymVault, route: Route, block_status: int,
-                 on_block: Callable[[tuple[str, ...]], None] | None = None) -> None:
+                 on_block: Callable[[tuple[str, ...]], None] | None = None, judge: Judge | None = None) -> None:
         self.scanner = scanner
         self.vault = vault
         self.route = route
         self.block_status = block_status
         self.on_block = on_block
+        self.judge = judge
+        self.pending: list[tuple[LaneKey, Future[ScanResult]]] = []
         self.lanes: dict[LaneKey, Lane] = {}
         self.verdicts = StreamVerdicts()
         self.ended = False  # blocked or failed: nothing more goes to the client
+
+    # -- the semantic judge --------------------------------------------------------------------------------
+
+    def submit_judgement(self, key: LaneKey, lane: Lane, *, final: bool = False) -> None:
+        if self.judge is None or lane.released - lane.judged < (1 if final else JUDGE_EVERY):
+            return
+        window = lane.unjudged(JUDGE_OVERLAP)
+        self.pending.append((key, self.judge.executor.submit(self.judge.scanner.scan, window)))
+
+    def collect_verdicts(self) -> None:
+        """Verdicts that have arrived; a semantic block ends the stream now (StreamBlocked)."""
+        if not self.pending:
+            return
+        waiting = []
+        for key, future in self.pending:
+            if not future.done():
+                waiting.append((key, future))
+                continue
+            decisions = tuple(d for d in future.result().decisions if d.finding.kind == "semantic")
+            self.verdicts.add(decisions)
+            if any(d.action is Action.BLOCK for d in decisions):
+                self.pending = []
+                raise StreamBlocked(key, "")
+        self.pending = waiting
 
     # -- lanes -------------------------------------------------------------------------------------------
 
@@ -112,6 +163,7 @@ class StreamGuard:
         out = lane.out(step)
         if step.blocked:
             raise StreamBlocked(key, out)
+        self.submit_judgement(key, lane)
         return out
 
     def flush(self, key: LaneKey) -> str:
@@ -122,6 +174,7 @@ class StreamGuard:
         self.verdicts.add(step.decisions)
         if step.blocked:
             raise StreamBlocked(key, text)
+        self.submit_judgement(key, lane, final=True)  # its verdict may come after the stream: audited then
         return text
 
     # -- events ------------------------------------------------------------------------------------------
@@ -132,6 +185,7 @@ class StreamGuard:
         if event.data is None:
             return [event.raw]  # comments and keep-alives carry no text
         try:
+            self.collect_verdicts()
             if event.is_done:
                 return [*self.flush_all(), event.raw]
             try:

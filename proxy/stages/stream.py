@@ -7,12 +7,14 @@ no body after a streamed response.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from mitmproxy import http
 
@@ -24,8 +26,10 @@ from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import record_decisions
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
-from proxy.stream_guard import DONE, StreamGuard, sse_data
+from proxy.stream_guard import DONE, Judge, StreamGuard, sse_data
+from rules.findings import SEVERITY, Action
 from rules.pseudonym import PseudonymVault
+from rules.scanner import ScanResult
 
 log = logging.getLogger("warden.stream")
 
@@ -149,6 +153,25 @@ class SseRelay:
         if self.guard is not None:
             verdicts = self.guard.verdicts
             record_decisions(self.state, "response", verdicts.action, verdicts.decisions, verdicts.seconds)
+            if self.guard.pending:  # judged windows whose verdict comes after the stream: back on the loop
+                loop = asyncio.get_running_loop()
+                for _, future in self.guard.pending:
+                    future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._late_verdict, f))
+
+    def _late_verdict(self, future: Future[ScanResult]) -> None:
+        """A semantic verdict on the last window, after the stream ended: recorded (telemetry and audit read
+        it when they have not run yet) and logged when it would have blocked; the client already has the text."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        decisions = [d for d in future.result().decisions if d.finding.kind == "semantic"]
+        if not decisions:
+            return
+        action = max((d.action for d in decisions), key=SEVERITY.__getitem__)
+        record_decisions(self.state, "response", action, decisions)
+        if action is Action.BLOCK:
+            log.warning("semantic block verdict arrived after the stream ended",
+                        extra={"request_id": self.state.request_id,
+                               "rules": sorted({d.finding.rule for d in decisions})})
         else:
             self.state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
 
@@ -157,6 +180,9 @@ class Stream:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.clock = services.clock
+        # One thread judges streamed windows with the semantic model: the model uses a core per call, and
+        # a queue of windows is better than several calls fighting over two cores.
+        self.judge_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warden-judge")
 
     @fail_closed
     def responseheaders(self, flow: http.HTTPFlow) -> None:
@@ -181,8 +207,10 @@ class Stream:
                 state.outcome = Outcome.BLOCKED
                 state.blocked_rules = rules
 
-            guard = StreamGuard(self.services.guard.policy.response, vault, state.route,
-                                self.services.config.block_status, on_block)
+            policy = self.services.guard.policy
+            judge = Judge(policy.whole_response, self.judge_pool) if policy.offload else None
+            guard = StreamGuard(policy.response, vault, state.route, self.services.config.block_status, on_block,
+                                judge)
         flow.response.stream = SseRelay(state, self.clock, guard, self.services.digester.stream())
 
     def error(self, flow: http.HTTPFlow) -> None:

@@ -3,9 +3,11 @@ keyword in a benign context is cleared, and prompts are judged off the event loo
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
+import httpx
 import openai
 import pytest
 
@@ -59,3 +61,21 @@ def test_a_slow_model_call_does_not_stall_other_streams(semantic_proxy: Process)
         ask(semantic_proxy, "请详细介绍一下长城的历史和建造过程，" * 20)
     reader.join(60)
     assert gaps and max(gaps[1:]) < 1.0
+
+
+def test_streamed_answer_is_judged_in_windows_and_a_late_verdict_ends_the_stream(semantic_proxy: Process) -> None:
+    """No listed word in the answer; the model's verdict on a released window ends the stream at the next
+    event, with an OpenAI-shaped error event and [DONE], long before the upstream would have finished."""
+
+    reply = ("I can get you some snow for the party tonight, the white stuff to sniff, good quality and "
+             "cheap, message me and we meet behind the station. ") * 4
+    body = {"model": "standin-base", "stream": True, "messages": [{"role": "user", "content": "hi"}],
+            "standin": {"reply": reply, "chars_per_event": 3, "event_delay_ms": 15}}
+    with httpx.stream("POST", semantic_proxy.url + "/v1/chat/completions", json=body, timeout=60) as response:
+        raw = response.read()
+    events = [e for e in raw.split(b"\n\n") if e]
+    assert events[-1] == b"data: [DONE]"
+    error = json.loads(events[-2][6:])["error"]
+    assert error["code"] == "content_blocked" and error["rules"] == ["semantic.drugs"]
+    released = raw.count(b'"content"')
+    assert released < len(reply) // 3  # cut before the end of the answer
