@@ -393,7 +393,11 @@ def prom_query(base: str, query: str) -> dict[str, Any]:
         with urllib.request.urlopen(url, timeout=5) as resp:
             result: dict[str, Any] = json.loads(resp.read())
     except urllib.error.HTTPError as exc:
-        result = json.loads(exc.read())
+        body = exc.read()
+        try:
+            result = json.loads(body)
+        except ValueError:  # e.g. 503 with an empty body while Prometheus is still starting up
+            result = {"status": "error", "error": f"HTTP {exc.code}: {body[:200]!r}"}
     return result
 
 
