@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from mitmproxy import http
+from mitmproxy.proxy import server_hooks
 
 from proxy.services import Services
 from proxy.stages.audit_emit import AuditEmit
@@ -26,6 +27,7 @@ from proxy.stages.telemetry import Telemetry
 from proxy.stages.trace import Trace
 
 FLOW_HOOKS = ("requestheaders", "request", "responseheaders", "response", "error")
+SERVER_HOOKS = ("server_connect", "server_connected", "server_connect_error")  # once per upstream connection
 
 StageHook = Callable[[http.HTTPFlow], Awaitable[None] | None]
 
@@ -37,7 +39,7 @@ def default_stages(services: Services) -> list[object]:
         Lora(services),  # request: LoRA provenance; model admin routes denied unless allowed
         InspectRequest(services),  # request: detect, decide, block or rewrite the prompt
         Trace(services),  # requestheaders: SERVER span; request: CLIENT span, traceparent to the upstream
-        Deadline(services),  # request: arm the upstream timeout; responseheaders: disarm
+        Deadline(services),  # server_connect: connect deadline; request: arm the upstream timeout
         Stream(services),  # responseheaders: SSE relay with the stream guard
         InspectResponse(services),  # response: whole answers masked, pseudonyms restored, or blocked
         Settle(services),  # response/error: status, outcome, end time, decided once
@@ -53,6 +55,10 @@ class Pipeline:
         self.stages = list(stages)
         self._hooks: dict[str, list[StageHook]] = {
             name: [getattr(s, name) for s in self.stages if callable(getattr(s, name, None))] for name in FLOW_HOOKS
+        }
+        self._server_hooks: dict[str, list[Callable[[server_hooks.ServerConnectionHookData], None]]] = {
+            name: [getattr(s, name) for s in self.stages if callable(getattr(s, name, None))]
+            for name in SERVER_HOOKS
         }
 
     def _run(self, name: str, flow: http.HTTPFlow) -> Awaitable[None] | None:
@@ -85,6 +91,19 @@ class Pipeline:
 
     def error(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         return self._run("error", flow)
+
+    # Connection hooks are synchronous: they run inside the task that opens the upstream connection.
+    def server_connect(self, data: server_hooks.ServerConnectionHookData) -> None:
+        for hook in self._server_hooks["server_connect"]:
+            hook(data)
+
+    def server_connected(self, data: server_hooks.ServerConnectionHookData) -> None:
+        for hook in self._server_hooks["server_connected"]:
+            hook(data)
+
+    def server_connect_error(self, data: server_hooks.ServerConnectionHookData) -> None:
+        for hook in self._server_hooks["server_connect_error"]:
+            hook(data)
 
 
 def default_addons(services: Services) -> list[object]:

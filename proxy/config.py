@@ -43,6 +43,7 @@ class WardenConfig:
     backend: str = "vllm"
     health_path: str | None = None
     upstream_timeout: float = 120.0  # seconds until the upstream's response headers
+    upstream_connect_timeout: float = 10.0  # seconds for the TCP connect (the OS would wait ~2 min)
     max_body_bytes: int = 8 * 1024 * 1024
     drain_grace: float = 30.0
     tls_cert: str | None = None
@@ -139,6 +140,7 @@ _PARSERS: dict[str, Any] = {
     "listen": parse_hostport,
     "admin": parse_hostport,
     "upstream_timeout": parse_duration,
+    "upstream_connect_timeout": parse_duration,
     "drain_grace": parse_duration,
     "max_body_bytes": parse_size,
     "upstream_tls_verify": parse_bool,

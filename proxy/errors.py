@@ -85,7 +85,14 @@ _MITM_STATUS_TO_ERROR = {
 }
 
 
+# The message a connect attempt is cancelled with when `upstream_connect_timeout` passes (stages/deadline.py):
+# mitmproxy reports it as a failed connect (502); it is a gateway timeout, so it is answered as one.
+CONNECT_TIMED_OUT = "upstream connect timed out"
+
+
 def mitm_error(status: int, message: str) -> ApiError:
+    if status == 502 and CONNECT_TIMED_OUT in message:
+        return ApiError(504, "upstream_error", "upstream_timeout", f"The model server is unreachable: {message}")
     kind, code = _MITM_STATUS_TO_ERROR.get(status, ("server_error", "proxy_error"))
     if status == 502:
         message = f"The model server is unavailable: {message}"
@@ -105,7 +112,7 @@ def install_mitmproxy_error_pages() -> None:
     def make_error_response(status_code: int, message: str = "") -> bytes:
         error = mitm_error(status_code, message)
         resp = http.Response.make(
-            status_code,
+            error.status,
             error.body(),
             http.Headers(Server=version.MITMPROXY, Connection="close", Content_Type="application/json"),
         )

@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", help="vllm, triton, llama_cpp, sglang, tgi or openai (readiness path default)")
     p.add_argument("--health-path", dest="health_path", help="upstream readiness path, overrides the backend's")
     p.add_argument("--upstream-timeout", dest="upstream_timeout", help="time to response headers (e.g. 120s)")
+    p.add_argument("--upstream-connect-timeout", dest="upstream_connect_timeout",
+                   help="time to connect to the model server (default 10s)")
     p.add_argument("--max-body", dest="max_body_bytes", help="request body limit (default 8MiB)")
     p.add_argument("--drain-grace", dest="drain_grace", help="SIGTERM grace period (default 30s)")
     p.add_argument("--tls-cert", dest="tls_cert", help="serve TLS (and HTTP/2) with this certificate (PEM)")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from mitmproxy import http
 
+from proxy.errors import CONNECT_TIMED_OUT
 from proxy.services import Services
 from proxy.state import FlowState, Outcome, get_state
 
@@ -26,6 +27,8 @@ def classify_error(flow: http.HTTPFlow, state: FlowState) -> Outcome:
         return Outcome.OK if state.stream_complete else Outcome.CLIENT_ABORTED
     if "body_size_limit" in message or "exceeds" in message:
         return Outcome.TOO_LARGE
+    if CONNECT_TIMED_OUT in message:
+        return Outcome.UPSTREAM_TIMEOUT
     return Outcome.UPSTREAM_UNAVAILABLE
 
 

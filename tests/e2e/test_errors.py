@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 
 import httpx
 import openai
@@ -46,6 +47,28 @@ def test_upstream_timeout_is_504_and_proxy_keeps_serving(standin: Process, start
     assert_openai_error(slow, 504, "upstream_timeout")
     fast = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES})
     assert fast.status_code == 200
+
+
+def test_upstream_that_never_accepts_the_connection_is_504(standin: Process, start_proxy: ProxyFactory) -> None:
+    # A listening socket whose accept queue is full: Linux drops further SYNs, so a connect hangs (the kernel
+    # alone would retry for ~2 minutes), as with a firewalled or dead host.
+    with socket.socket() as black_hole, socket.socket() as filler:
+        black_hole.bind(("127.0.0.1", 0))
+        black_hole.listen(0)
+        filler.connect(black_hole.getsockname())
+        proxy = start_proxy(f"http://127.0.0.1:{black_hole.getsockname()[1]}", "--upstream-connect-timeout", "500ms",
+                            wait_ready=False)
+        started = time.monotonic()
+        response = httpx.post(proxy.url + "/v1/chat/completions", timeout=30,
+                              json={"model": "m", "messages": MESSAGES})
+        assert time.monotonic() - started < 10
+        assert_openai_error(response, 504, "upstream_timeout")
+        assert "connect" in response.json()["error"]["message"]
+        response = httpx.post(proxy.url + "/v1/chat/completions", timeout=30,
+                              json={"model": "m", "messages": MESSAGES})
+        assert_openai_error(response, 504, "upstream_timeout")
+    metrics = http_get(proxy.admin_url + "/metrics")[1].decode()
+    assert 'outcome="upstream_timeout"' in metrics
 
 
 def test_timeout_from_environment(standin: Process, start_proxy: ProxyFactory) -> None:

@@ -29,8 +29,9 @@ def test_flags_override_environment_override_file(tmp_path: Path) -> None:
 def test_config_file_from_environment(tmp_path: Path) -> None:
     file = tmp_path / "w.yaml"
     file.write_text("upstream: http://file:1\nupstream_timeout: 2m\n")
-    config = resolve({}, env={"WARDEN_CONFIG": str(file)})
+    config = resolve({}, env={"WARDEN_CONFIG": str(file), "WARDEN_UPSTREAM_CONNECT_TIMEOUT": "1.5s"})
     assert config.upstream_timeout == 120.0
+    assert config.upstream_connect_timeout == 1.5
 
 
 @pytest.mark.parametrize(
