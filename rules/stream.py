@@ -44,11 +44,24 @@ class StreamStep:
     blocked: bool = False
 
 
+# What a feed returns when it releases nothing: one shared value, no allocation per held-back delta.
+NOTHING = StreamStep("")
+BLOCKED = StreamStep("", blocked=True)
+
+
 class StreamScanner:
-    """Scans one stream. Not thread-safe: feed it from one thread (the stream callable)."""
+    """Scans one stream. Not thread-safe: feed it from one thread (the stream callable).
+
+    Cost per feed (the stream callable runs it once per SSE event, so it is the guard's per-chunk cost): one
+    normalization of the window (`Views`, shared by the hold-back question and the scan), one
+    `viable_start_views`, and one `scan_from` only when something is released. A release without findings,
+    the common case, allocates one StreamStep and touches no decision."""
+
+    __slots__ = ("_blocked", "_config", "_context", "_limit", "_pending", "_released", "_scanner", "_vault")
 
     def __init__(self, scanner: Scanner, vault: PseudonymVault | None = None) -> None:
         self._scanner = scanner
+        self._config = scanner.config
         self._vault = vault if vault is not None else PseudonymVault()
         self._released = 0  # raw characters released so far
         self._context = ""
@@ -67,31 +80,40 @@ class StreamScanner:
 
     def feed(self, delta: str) -> StreamStep:
         if self._blocked:
-            return StreamStep("", blocked=True)
-        self._pending += delta
-        if not self._pending:
-            return StreamStep("")
-        off = len(self._context)
-        window = self._context + self._pending
-        views = Views(window, self._scanner.config)
+            return BLOCKED
+        pending = self._pending + delta
+        if not pending:
+            return NOTHING
+        context = self._context
+        off = len(context)
+        window = context + pending
+        views = Views(window, self._config)
         # The window's views serve both questions: what may still grow into a match, and what is found.
-        lo = off + max(0, len(self._pending) - self._limit)
-        hold_from = self._scanner.viable_start_views(views, lo) - off
-        return self._release(hold_from, window, views)
+        excess = len(pending) - self._limit
+        cut = self._scanner.viable_start_views(views, off + excess if excess > 0 else off) - off
+        if cut <= 0:
+            self._pending = pending
+            return NOTHING
+        return self._release(cut, window, views, off)
 
     def flush(self) -> StreamStep:
         if self._blocked:
-            return StreamStep("", blocked=True)
+            return BLOCKED
+        if not self._pending:
+            return NOTHING
         window = self._context + self._pending
-        return self._release(len(self._pending), window, Views(window, self._scanner.config))
+        return self._release(len(self._pending), window, Views(window, self._config), len(self._context))
 
-    def _release(self, cut: int, window: str, views: Views) -> StreamStep:
-        if cut <= 0:
-            return StreamStep("")
-        off = len(self._context)
+    def _release(self, cut: int, window: str, views: Views, off: int) -> StreamStep:
         result = self._scanner.scan_from(window, off, views)
-        decisions = list(result.decisions)
         end = off + cut
+        if not result.decisions:  # nothing found: release the raw text up to the hold-back point as is
+            text = window[off:end]
+            self._released += cut
+            self._context = window[max(0, end - CONTEXT):end]
+            self._pending = window[end:]
+            return StreamStep(text)
+        decisions = list(result.decisions)
         moved = True
         while moved:  # never cut through a finding: hold it back whole
             moved = False
@@ -120,12 +142,9 @@ class StreamScanner:
             ))
             for d in final
         )
-        released_raw = window[off:end]
-        self._released += len(released_raw)
-        self._context = (self._context + released_raw)[-CONTEXT:]
-        self._pending = window[end:]
-        if self._blocked:
-            self._pending = ""
+        self._released += end - off
+        self._context = window[max(0, end - CONTEXT):end]
+        self._pending = "" if self._blocked else window[end:]
         return StreamStep(
             text="".join(parts),
             findings=tuple(d.finding for d in out_decisions),

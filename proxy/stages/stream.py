@@ -87,9 +87,36 @@ class SseRelay:
             if not chunk:
                 self.finish()
             return []
+        if len(events) == 1 and chunk:
+            # One event per upstream chunk is what vLLM, llama.cpp's Python server and the stand-in send:
+            # no generator, no flush clock.
+            return self._guarded_one(events[0])
         # Guarded: a generator, so mitmproxy writes each event out before the next one is scanned (one
         # upstream read can carry dozens of events; the first must not wait for the last).
         return self._guarded(events, end=not chunk)
+
+    def _guarded_one(self, event: SseEvent) -> list[bytes]:
+        guard = self.guard
+        assert guard is not None
+        self.observe(event)
+        try:
+            out = guard.on_event(event)
+        except Exception:
+            return list(self._failed())
+        if not out:
+            return []
+        return [self._emit(out)]
+
+    def _failed(self) -> Iterator[bytes]:
+        """The guard raised: end the stream closed (a bug of ours must not let unguarded text through)."""
+        guard = self.guard
+        assert guard is not None
+        log.exception("stream guard failed; ending the stream", extra={"request_id": self.state.request_id})
+        self.state.outcome = Outcome.INTERNAL_ERROR
+        guard.ended = True
+        failure = ApiError(500, "server_error", "internal_error",
+                           f"Warden failed while guarding this stream (request id {self.state.request_id}).")
+        yield self._emit([sse_data(failure.payload()), DONE])
 
     def _guarded(self, events: list[SseEvent], *, end: bool) -> Iterator[bytes]:
         """Guarded events of one upstream read. The first goes out at once; the rest are written together,
@@ -113,12 +140,8 @@ class SseRelay:
                 out += guard.end()
         except Exception:
             # A bug of ours must not let unguarded text through: end the stream closed, keep serving.
-            log.exception("stream guard failed; ending the stream", extra={"request_id": self.state.request_id})
-            self.state.outcome = Outcome.INTERNAL_ERROR
-            guard.ended = True
-            failure = ApiError(500, "server_error", "internal_error",
-                               f"Warden failed while guarding this stream (request id {self.state.request_id}).")
-            out = [sse_data(failure.payload()), DONE]
+            yield from self._failed()
+            out = []
         if out:
             yield self._emit(out)
         if end:

@@ -158,7 +158,8 @@ def test_responses_api_typed_events(policy: Policy) -> None:
     deltas = "".join(json.loads(b[b.index(b"data: ") + 6:])["delta"]
                      for b in out.split(b"\n\n") if b"output_text.delta" in b)
     assert deltas == "card ************7894 done"
-    assert b'"text": "card ************7894 done"' in out
+    done = [json.loads(b[b.index(b"data: ") + 6:]) for b in out.split(b"\n\n") if b"output_text.done" in b]
+    assert [d["text"] for d in done] == ["card ************7894 done"]
     assert out.count(b"event: response.completed") == 1
 
 
