@@ -322,19 +322,20 @@ def warm_up(config: NormalizeConfig) -> None:
     _skip_re(config.skip_chars, config.max_skip)
 
 
-def _translate(raw: str, t2s: bool) -> tuple[str, OffsetMap | None]:
+def _translate(raw: str, t2s: bool) -> tuple[str, OffsetMap | None, bytes | None]:
+    """The base view's text and map, and its UTF-8 bytes when they are already known (text unchanged)."""
     if raw.isascii():
-        return raw, None
+        return raw, None, None
     tables = _tables(t2s)
     data = raw.encode("utf-8", "surrogatepass")
     if not found_in(tables.any_change, data):
-        return raw, None
+        return raw, None, data
     table = tables.table
     text, omap = raw, None
     if found_in(tables.any_var, data):
         # Only characters that vanish or expand move offsets; they get edits, the rest is one to one.
         text, omap = _apply_edits(raw, [(m.start(), m.end(), table[m.group()]) for m in tables.var.finditer(raw)])
-    return tables.runs.sub(lambda m: "".join([table.get(c, c) for c in m.group()]), text), omap
+    return tables.runs.sub(lambda m: "".join([table.get(c, c) for c in m.group()]), text), omap, None
 
 
 @functools.cache
@@ -362,8 +363,8 @@ _CONTROL_WS = ("\n", "\t", "\r", "\f", "\v")
 
 def base_view(raw: str, config: NormalizeConfig) -> View:
     """NFKC + invisible characters removed (+ traditional -> simplified); case kept. For PII detectors."""
-    text, omap = _translate(raw, config.traditional_to_simplified)
-    return View(text, () if omap is None else (omap,))
+    text, omap, data = _translate(raw, config.traditional_to_simplified)
+    return View(text, () if omap is None else (omap,), data)
 
 
 def _lower(text: str) -> tuple[str, OffsetMap | None]:
@@ -376,21 +377,27 @@ def _lower(text: str) -> tuple[str, OffsetMap | None]:
     return out.lower(), omap
 
 
-def compact_of(base: View, config: NormalizeConfig) -> View:
-    """The base view lower-cased with in-word skip characters removed and whitespace runs collapsed."""
+def lowered_of(base: View) -> View:
+    """The base view lower-cased, control whitespace as spaces (one for one): the compact view before skip
+    runs are removed. Word lists test their prefilter here, so most texts never build the compact view."""
     text, lmap = _lower(base.text)
     maps = base.maps if lmap is None else (*base.maps, lmap)
-    # Control whitespace becomes a space one for one (no offset edit), so only runs need the loop below.
     for ws in _CONTROL_WS:
         if ws in text:
             text = text.replace(ws, " ")
+    return View(text, maps)
+
+
+def compact_of(base: View, config: NormalizeConfig, lowered: View | None = None) -> View:
+    """The base view lower-cased with in-word skip characters removed and whitespace runs collapsed."""
+    low = lowered_of(base) if lowered is None else lowered
+    maps, data = low.maps, low.data
     rx = _skip_re(config.skip_chars, config.max_skip)
-    data = text.encode("utf-8", "surrogatepass")
     match = rx._regexp.Match
     end = len(data)
     spans = match(_UNANCHORED, data, 0, end)
     if spans[0][0] < 0:
-        return View(text, maps, data)
+        return low
     # Edits are made on the UTF-8 bytes and the map is kept in bytes: no byte -> character conversion per
     # edit (texts with many skip runs paid for one per edit), only per finding, in _ByteMap.
     out: list[bytes] = []
@@ -426,7 +433,7 @@ def compact_of(base: View, config: NormalizeConfig) -> View:
     new_data = b"".join(out)
     new_text = new_data.decode("utf-8", "surrogatepass")
     child = None if len(new_data) == len(new_text) else ByteIndex(new_text, new_data)
-    parent = None if len(data) == len(text) else ByteIndex(text, data)
+    parent = low.index
     bmap = _ByteMap(child, parent, OffsetMap(ns, ne, rs, re_))
     return View(new_text, (*maps, bmap), new_data, child)
 
@@ -441,14 +448,16 @@ def normalize_literal(word: str, config: NormalizeConfig) -> str:
 
 
 class Views:
-    """Both views of one raw text, each built on first use."""
+    """The views of one raw text, each built on first use: `base` (PII), `lowered` (word prefilters) and
+    `compact` (word lists and patterns, built from `lowered`)."""
 
-    __slots__ = ("_base", "_compact", "config", "raw")
+    __slots__ = ("_base", "_compact", "_lowered", "config", "raw")
 
     def __init__(self, raw: str, config: NormalizeConfig) -> None:
         self.raw = raw
         self.config = config
         self._base: View | None = None
+        self._lowered: View | None = None
         self._compact: View | None = None
 
     @property
@@ -458,7 +467,18 @@ class Views:
         return self._base
 
     @property
+    def lowered(self) -> View:
+        if self._lowered is None:
+            self._lowered = lowered_of(self.base)
+        return self._lowered
+
+    @property
+    def has_compact(self) -> bool:
+        """Whether the compact view is built already (a prefilter that would spare building it is moot)."""
+        return self._compact is not None
+
+    @property
     def compact(self) -> View:
         if self._compact is None:
-            self._compact = compact_of(self.base, self.config)
+            self._compact = compact_of(self.base, self.config, self.lowered)
         return self._compact

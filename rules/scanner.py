@@ -116,6 +116,7 @@ class Scanner:
             [PatternRule(e.rule, e.fields.get("category", "custom"), e.fields["pattern"], e.source)
              for e in enabled if e.type == "pattern"]
         )
+        self._patterns_need_compact = bool(self._patterns.rules)
         self._extra = tuple(extra_detectors)
         self._filters = tuple(filters)
         self._build_holdback()
@@ -167,6 +168,8 @@ class Scanner:
         if views is None:
             views = Views(text, self.config)
         findings = self._pii.detect_views(views)
+        if self._patterns_need_compact:
+            views.compact  # noqa: B018 -- patterns need it anyway: the word prefilter would be wasted work
         findings += self._words.detect_views(views)
         findings += self._patterns.detect_views(views)
         for det in self._extra:

@@ -32,11 +32,29 @@ import ahocorasick_rs
 import re2
 
 from rules.findings import Finding
-from rules.normalize import NormalizeConfig, View, Views, iter_matches, normalize_literal
+from rules.normalize import NormalizeConfig, View, Views, found_in, iter_matches, normalize_literal
 from rules.pii import re2_options
 
 _ASCII_WORD = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 AHO_THRESHOLD = 2_000
+PREFILTER_MAX = 500  # words; a bigger fuzzy alternation grows a DFA that costs more than the view it saves
+
+
+def fuzzy_prefilter(words: Sequence[str], config: NormalizeConfig) -> str:
+    """An RE2 over the *lowered* view (rules.normalize.lowered_of) that matches wherever the compact view
+    could contain one of `words` (compact forms). The compact view only removes skip characters and spaces
+    from the lowered text and rewrites whitespace runs as one space; every other character is kept as is. So a
+    word's non-space characters appear in order in the lowered text with nothing but skip characters and
+    spaces between them: `c1[sep]*c2[sep]*...` matches whenever the word can. A superset, never a miss: a
+    text it does not match skips the compact view (measured on the bench texts with the builtin pack: the
+    compact view costs ~34 us per 1 KB, the prefilter ~3 us)."""
+    sep = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted(set(config.skip_chars) | {" "})) + "]*"
+    alts = []
+    for w in words:
+        chars = [re2.escape(c) for c in w if c != " "]
+        if chars:
+            alts.append(sep.join(chars))
+    return "|".join(alts)
 
 
 class _Matcher:
@@ -102,6 +120,9 @@ class WordListDetector:
                     allow.setdefault(n, (r.rule, "allow"))
         self._count = len(owner)
         self._words = _Matcher(owner)
+        self._prefilter = None
+        if 0 < len(owner) <= PREFILTER_MAX:
+            self._prefilter = re2.compile(fuzzy_prefilter(list(owner), config), re2_options())
         self._allow = _Matcher(allow)
         self.max_len = max((len(w) for w in (*owner, *allow)), default=0)
         # Every prefix of every word or allow phrase: the stream holds back a tail only while it could still
@@ -124,6 +145,10 @@ class WordListDetector:
 
     def detect_views(self, views: Views) -> list[Finding]:
         if not self._words:
+            return []
+        if self._prefilter is not None and not views.has_compact and not found_in(
+            self._prefilter, views.lowered.data
+        ):
             return []
         view = views.compact
         text = view.text

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rules import wordlist
 from rules.normalize import NormalizeConfig, Views, compact_view
@@ -83,3 +85,34 @@ def test_aho_corasick_and_re2_engines_agree(monkeypatch: pytest.MonkeyPatch) -> 
     for text in texts:
         views = Views(text, CONFIG)
         assert re2_engine.detect_views(views) == aho_engine.detect_views(views), text
+
+
+def test_prefilter_is_built_for_small_lists_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert DET._prefilter is not None
+    monkeypatch.setattr(wordlist, "PREFILTER_MAX", 1)
+    assert WordListDetector(RULES, CONFIG)._prefilter is None
+
+
+def test_prefilter_skips_the_compact_view_only_when_nothing_can_match() -> None:
+    views = Views("a perfectly ordinary sentence. 一句普通的话.", CONFIG)
+    assert DET.detect_views(views) == []
+    assert not views.has_compact
+    views = Views("代**考", CONFIG)
+    assert len(DET.detect_views(views)) == 1
+    assert views.has_compact
+
+
+# Words, separators the compact view drops or folds, filler, case and width changes.
+_PIECES = st.sampled_from([
+    "代", "考", "替", "枪", "手", "机", "冰", "毒", "take", "TAKE", "my", "ex", "am", "EXAM", "ass", "Meth", "m",
+    "e", "t", "h", " ", "  ", "\n", "\t", "*", "-", ".", "·", "•", "_", "|", "/", "~", "+", "#", "\u200b", "ａ",
+    "Ｍ", "x", "1", "的", "賣", "，",
+])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_prefilter_never_hides_a_finding(text: str) -> None:
+    unfiltered = WordListDetector(RULES, CONFIG)
+    unfiltered._prefilter = None
+    assert DET.detect_views(Views(text, CONFIG)) == unfiltered.detect_views(Views(text, CONFIG))
