@@ -3,6 +3,7 @@ non-streamed answer, and no listed value is ever visible."""
 
 from __future__ import annotations
 
+import hmac
 import json
 
 import pytest
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 from proxy.extract import TextField
 from proxy.guard import Policy, compile_policy, inspect
 from proxy.sse import SseFramer
-from proxy.state import Route
+from proxy.stages.stream import SseRelay
+from proxy.state import FlowState, Route
 from proxy.stream_guard import StreamGuard
 from rules import masking
 from rules.pseudonym import PseudonymVault
@@ -174,13 +176,10 @@ def test_an_event_that_is_not_json_ends_the_stream_closed(policy: Policy) -> Non
 
 
 def test_a_bug_in_the_guard_ends_the_stream_closed(policy: Policy) -> None:
-    import hmac
-
-    from proxy.stages.stream import SseRelay
-    from proxy.state import FlowState, Outcome
+    from proxy.state import Outcome
 
     class Exploding(StreamGuard):
-        def on_event(self, event: object) -> list[bytes]:  # type: ignore[override]
+        def on_event(self, event: object) -> list[bytes]:
             raise RuntimeError("bug")
 
     state = FlowState("rid", Route.CHAT, 0.0)
@@ -191,3 +190,71 @@ def test_a_bug_in_the_guard_ends_the_stream_closed(policy: Policy) -> None:
     assert b"internal_error" in out and out.endswith(b"data: [DONE]\n\n")
     assert state.outcome is Outcome.INTERNAL_ERROR
     assert list(relay(b"data: more\n\n")) == []  # nothing after the failure
+
+
+def events_of(raw: bytes) -> list[bytes]:
+    return [block + b"\n\n" for block in raw.split(b"\n\n") if block]
+
+
+def test_single_choice_fast_path_equals_the_generic_path(policy: Policy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`on_one_delta` is a shortcut of `on_choices`: the client gets the same text, split at every position."""
+    raw = chat_sse(ANSWER, per_event=2)
+    fast = [client_text(relay(policy, raw, [cut])) for cut in range(0, len(raw), 7)]
+    monkeypatch.setattr(StreamGuard, "on_one_delta", lambda *args: None)
+    generic = [client_text(relay(policy, raw, [cut])) for cut in range(0, len(raw), 7)]
+    assert fast == generic == [expected_text(policy, ANSWER)] * len(fast)
+
+
+def test_unchanged_events_are_forwarded_byte_for_byte(policy: Policy) -> None:
+    raw = chat_sse("Plain words, nothing to hide!", per_event=40)  # nothing held back at its end
+    assert relay(policy, raw, []) == raw
+
+
+def test_what_only_the_standard_parser_accepts_is_written_back_unchanged(policy: Policy) -> None:
+    """orjson rejects NaN and integers beyond 64 bits; such events are parsed and written by `json`, so a
+    rewritten event keeps them as the upstream sent them."""
+    big = 2**70
+    raw = b"".join([
+        b'data: {"choices": [{"index": 0, "delta": {"content": "id ' + ID[:9].encode() + b'"}}], "x": NaN, "n": '
+        + str(big).encode() + b"}\n\n",
+        b'data: {"choices": [{"index": 0, "delta": {"content": "' + ID[9:].encode() + b' ok"}}], "x": NaN}\n\n',
+        b"data: [DONE]\n\n",
+    ])
+    out = relay(policy, raw, [])
+    assert ID.encode() not in out
+    events = [json.loads(e[6:]) for e in events_of(out) if e.startswith(b"data: {")]
+    assert "".join(e["choices"][0]["delta"]["content"] for e in events) == "id 110105********1239 ok"
+    assert any(e.get("n") == big for e in events)
+    assert b"NaN" in out
+
+
+def sse_relay(guard: StreamGuard) -> tuple[SseRelay, FlowState]:
+    state = FlowState("rid", Route.CHAT, 0.0)
+    return SseRelay(state, lambda: 0.0, guard, hmac.new(b"k", digestmod="sha256")), state
+
+
+def test_relay_one_event_per_chunk_equals_whole_reads(policy: Policy) -> None:
+    """The one-event-per-read path (vLLM, the stand-in) and the generator path give the client the same bytes."""
+    raw = chat_sse(ANSWER, per_event=3)
+    one, _ = sse_relay(StreamGuard(policy.response, vault_with_phone(), Route.CHAT, 400))
+    per_event = b"".join(b"".join(one(e)) for e in events_of(raw)) + b"".join(one(b""))
+    whole, _ = sse_relay(StreamGuard(policy.response, vault_with_phone(), Route.CHAT, 400))
+    at_once = b"".join(whole(raw)) + b"".join(whole(b""))
+    assert per_event == at_once == relay(policy, raw, [])
+    assert client_text(per_event) == expected_text(policy, ANSWER)
+
+
+def test_a_bug_in_the_guard_on_a_one_event_read_ends_the_stream_closed(policy: Policy) -> None:
+    from proxy.state import Outcome
+
+    class Exploding(StreamGuard):
+        def on_event(self, event: object) -> list[bytes]:
+            raise RuntimeError("bug")
+
+    relay_, state = sse_relay(Exploding(policy.response, PseudonymVault(), Route.CHAT, 400))
+    first = events_of(chat_sse("some text with " + ID))[1]
+    out = b"".join(relay_(first))
+    assert ID.encode() not in out
+    assert b"internal_error" in out and out.endswith(b"data: [DONE]\n\n")
+    assert state.outcome is Outcome.INTERNAL_ERROR
+    assert list(relay_(b"data: more\n\n")) == []
