@@ -18,12 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import re2
 
 from rules import checksums
 from rules.findings import Finding
-from rules.normalize import SET_SENTINEL, View, Views, iter_matches, set_hits
+from rules.normalize import _UNANCHORED, SET_SENTINEL, View, Views, set_hits
 from rules.prefix import prefix_closure
 
 Validator = Callable[[str], bool | None]
@@ -32,6 +33,7 @@ CONTEXT_WINDOW = 24  # characters before a value searched for context words
 NEGATIVE_WINDOW = 12  # negative words must sit right before the value ("订单号：...", "order no. ...")
 
 _DIGIT = b"0123456789"
+_by_start = itemgetter(1)
 _ALNUM = _DIGIT + b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
@@ -270,21 +272,38 @@ class PiiDetector:
         found: list[tuple[int, int, int, bool | None]] = []
         for i in hits:
             self._run(i, data, found)
+        if not found:
+            return []
         # Byte -> character offsets in one ascending pass (each conversion walks only the gap).
-        found.sort(key=lambda c: c[1])
+        found.sort(key=_by_start)
         return [self._finding(i, view, s, e, verdict) for i, s, e, verdict in found]
 
     def _run(self, i: int, data: bytes, found: list[tuple[int, int, int, bool | None]]) -> None:
+        # RE2's matcher called directly in a loop (no generator, no Match objects): this runs for every
+        # spec the Set reported, on most texts.
         spec = self.specs[i]
-        for spans in iter_matches(self._regexes[i], data):
+        match = self._regexes[i]._regexp.Match
+        max_len = spec.max_len
+        strip = self._strip[i]
+        validator = spec.validator
+        size = len(data)
+        pos = 0
+        while pos <= size:
+            spans = match(_UNANCHORED, data, pos, size)
+            s0, e0 = spans[0]
+            if s0 < 0:
+                return
+            pos = e0 if e0 > s0 else e0 + 1
             start, end = spans[1]
-            if end - start > spec.max_len and (
-                end - start > spec.max_len * 4 or len(data[start:end].decode("utf-8")) > spec.max_len
+            if end - start > max_len and (
+                end - start > max_len * 4 or len(data[start:end].decode("utf-8")) > max_len
             ):
                 continue
             while True:
                 if self._bounded(spec, data, start, end):
-                    verdict = self._check(spec, data[start:end].translate(None, self._strip[i]))
+                    verdict = None if validator is None else validator(
+                        data[start:end].translate(None, strip).decode("utf-8")
+                    )
                     if verdict is not False:
                         found.append((i, start, end, verdict))
                         break
@@ -305,17 +324,13 @@ class PiiDetector:
             return False
         return not (spec.not_in_token and start > 0 and after and data[start - 1] in _ALNUM and after[0] in _ALNUM)
 
-    @staticmethod
-    def _check(spec: PiiSpec, value: bytes) -> bool | None:
-        """The validator's verdict on the value with its separators already removed."""
-        if spec.validator is None:
-            return None
-        return spec.validator(value.decode("utf-8"))
-
     def _finding(self, i: int, view: View, bstart: int, bend: int, verdict: bool | None) -> Finding:
         spec = self.specs[i]
         start = view.char_index(bstart)
-        end = start + view.char_count(bstart, bend)
+        if view.index is None or view.data[bstart:bend].isascii():  # most values: no conversion call
+            end = start + (bend - bstart)
+        else:
+            end = start + view.char_count(bstart, bend)
         score = spec.score
         if spec.score_fn is not None:
             score = spec.score_fn(view.text[start:end])

@@ -23,7 +23,7 @@ from typing import Any
 import re2
 
 from rules.errors import RuleFileError
-from rules.findings import Action, Detector, Finding, FindingFilter, strongest
+from rules.findings import SEVERITY, Action, Detector, Finding, FindingFilter
 from rules.loader import LoadedRules, RuleEntry, load
 from rules.normalize import _UNANCHORED, Views, warm_up
 from rules.patterns import PatternDetector, PatternRule
@@ -38,6 +38,15 @@ ENGINE_VERSION = "warden-rules/1"
 UNBOUNDED_CAP = 256
 
 _PII_PRIORITY = {s.kind: i for i, s in enumerate(BUILTIN_SPECS)}
+_PII_CATEGORIES = frozenset(("pii", "secret"))
+
+
+def _pii_rank(f: Finding) -> tuple[float, bool, int, int]:
+    return (-f.score, f.valid is not True, f.start - f.end, _PII_PRIORITY.get(f.kind, 99))
+
+
+def _position(f: Finding) -> tuple[int, int, str]:
+    return (f.start, f.end, f.rule)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,28 +196,37 @@ class Scanner:
         if self._extra or self._filters:
             findings = list(dict.fromkeys(findings))  # plug-ins may repeat a finding; ours never do
         kept = [f for f in findings if f.score >= mins.get(f.rule, 0.5) and f.end > f.start]
-        pii = [f for f in kept if f.category in ("pii", "secret")]
+        pii = [f for f in kept if f.category in _PII_CATEGORIES]
         if len(pii) > 1:
-            pii.sort(
-                key=lambda f: (-f.score, f.valid is not True, f.start - f.end, _PII_PRIORITY.get(f.kind, 99))
-            )
+            pii.sort(key=_pii_rank)
             chosen: list[Finding] = []
             for f in pii:
-                if all(f.end <= c.start or f.start >= c.end for c in chosen):
+                for c in chosen:
+                    if f.end > c.start and f.start < c.end:
+                        break
+                else:
                     chosen.append(f)
-            drop = set(pii) - set(chosen)
-            kept = [f for f in kept if f not in drop]
-        kept.sort(key=lambda f: (f.start, f.end, f.rule))
+            if len(chosen) < len(pii):
+                # By identity: findings are distinct here (ours never repeat, plug-ins' were deduplicated),
+                # and hashing a Finding hashes all seven fields.
+                keep = {id(f) for f in chosen}
+                kept = [f for f in kept if f.category not in _PII_CATEGORIES or id(f) in keep]
+        kept.sort(key=_position)
         return kept
 
     def _decide(self, findings: list[Finding]) -> ScanResult:
-        decisions = tuple(
-            decide(f, self._policies.get(f.rule) or self._category_policy.get(f.category)) for f in findings
-        )
+        policies = self._policies
+        by_category = self._category_policy
+        decisions = tuple([decide(f, policies.get(f.rule) or by_category.get(f.category)) for f in findings])
+        severity = SEVERITY
+        action = Action.ALLOW
+        for d in decisions:
+            if severity[d.action] > severity[action]:
+                action = d.action
         return ScanResult(
             findings=tuple(findings),
             decisions=decisions,
-            action=strongest([d.action for d in decisions]),
+            action=action,
             rules_hit=tuple(sorted({f.rule for f in findings})),
         )
 
