@@ -146,6 +146,13 @@ class _ByteMap:
     def end(self, n: int) -> int:
         return self._to_chars(self._bmap.end(self._to_bytes(n)))
 
+    def start_of_byte(self, b: int) -> int:
+        """Parent character index of child byte offset `b` (matchers over bytes skip the child's chars)."""
+        return self._to_chars(self._bmap.start(b))
+
+    def end_of_byte(self, b: int) -> int:
+        return self._to_chars(self._bmap.end(b))
+
 
 def _apply_edits(src: str, edits: list[tuple[int, int, str]]) -> tuple[str, OffsetMap]:
     """Apply sorted, non-overlapping edits (source start, source end, replacement) and map the result back.
@@ -225,6 +232,21 @@ class View:
     def raw_span(self, start: int, end: int) -> tuple[int, int]:
         """Raw-text span of the view span [start, end)."""
         for m in reversed(self.maps):
+            start, end = m.start(start), m.end(end)
+        return start, end
+
+    def raw_span_bytes(self, bstart: int, bend: int) -> tuple[int, int]:
+        """Raw-text span of the view's byte span data[bstart:bend] (a byte-level last map is applied to the
+        bytes directly: no byte -> character -> byte round trip through this view's text)."""
+        maps = self.maps
+        if maps and isinstance(maps[-1], _ByteMap):
+            last = maps[-1]
+            start, end = last.start_of_byte(bstart), last.end_of_byte(bend)
+            maps = maps[:-1]
+        else:
+            start = self.char_index(bstart)
+            end = start + self.char_count(bstart, bend)
+        for m in reversed(maps):
             start, end = m.start(start), m.end(end)
         return start, end
 

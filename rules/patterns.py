@@ -100,6 +100,6 @@ class PatternDetector:
                 s, e = spans[0]
                 if s == e:
                     continue
-                start, end = view.raw_span(view.char_index(s), view.char_index(e))
+                start, end = view.raw_span_bytes(s, e)
                 out.append(Finding("pattern", rule.category, start, end, rule.rule, 1.0, None))
         return out

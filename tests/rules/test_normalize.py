@@ -109,6 +109,16 @@ def test_every_view_span_maps_inside_the_raw_text_in_order(raw: str) -> None:
             assert view.text[i] in compact_view(raw[a:b], CONFIG).text + base_view(raw[a:b], CONFIG).text
 
 
+@given(st.lists(ALPHABET, max_size=40).map("".join))
+def test_byte_spans_map_like_character_spans(raw: str) -> None:
+    for view in (base_view(raw, CONFIG), compact_view(raw, CONFIG), Views(raw, CONFIG).lowered):
+        text = view.text
+        offsets = [len(text[:i].encode("utf-8", "surrogatepass")) for i in range(len(text) + 1)]
+        for i in range(len(text)):
+            for j in range(i + 1, min(len(text), i + 4) + 1):
+                assert view.raw_span_bytes(offsets[i], offsets[j]) == view.raw_span(i, j)
+
+
 def test_set_hits_reads_the_sentinel_and_fails_closed() -> None:
     opts = re2.Options()
     opts.log_errors = False
