@@ -300,7 +300,7 @@ class _Tables:
     any_change: Any  # RE2 over UTF-8 bytes: is there anything to rewrite at all?
     any_var: Any  # RE2 over UTF-8 bytes: anything that changes length?
     var: re.Pattern[str]  # one character that changes length
-    runs: re.Pattern[str]  # runs of characters that change
+    runs: Any  # RE2 over UTF-8 bytes: runs of characters that change
 
 
 @functools.cache
@@ -327,7 +327,7 @@ def _tables(t2s: bool) -> _Tables:
         any_change=re2.compile(f"[{_ranges(cps, _re2_esc)}]", _re2_opts()),
         any_var=re2.compile(f"[{_ranges(var_cps, _re2_esc)}]", _re2_opts()),
         var=re.compile(f"[{_ranges(var_cps, _py_esc)}]"),
-        runs=re.compile(f"[{_ranges(cps, _py_esc)}]+"),
+        runs=re2.compile(f"[{_ranges(cps, _re2_esc)}]+", _re2_opts()),
     )
 
 
@@ -357,7 +357,23 @@ def _translate(raw: str, t2s: bool) -> tuple[str, OffsetMap | None, bytes | None
     if found_in(tables.any_var, data):
         # Only characters that vanish or expand move offsets; they get edits, the rest is one to one.
         text, omap = _apply_edits(raw, [(m.start(), m.end(), table[m.group()]) for m in tables.var.finditer(raw)])
-    return tables.runs.sub(lambda m: "".join([table.get(c, c) for c in m.group()]), text), omap, None
+    # The remaining changes are one character for one: rewrite the runs found by RE2 over the bytes (Python's
+    # re with this class took ~30 us per 1 KB text that has any).
+    if omap is not None:
+        data = text.encode("utf-8", "surrogatepass")
+    out: list[bytes] = []
+    pos = 0
+    for spans in iter_matches(tables.runs, data):
+        a, b = spans[0]
+        out.append(data[pos:a])
+        run = data[a:b].decode("utf-8", "surrogatepass")
+        out.append("".join([table.get(c, c) for c in run]).encode("utf-8", "surrogatepass"))
+        pos = b
+    if not out:
+        return text, omap, data
+    out.append(data[pos:])
+    new = b"".join(out)
+    return new.decode("utf-8", "surrogatepass"), omap, new
 
 
 @functools.cache
