@@ -30,9 +30,10 @@ import re
 import time
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from proxy import attributes as A
+from proxy.otlp_wire import EncodedRequest, EncodedSpan, OtlpWireEncoder, SpanWriter
 from proxy.state import FlowState, Outcome, Route
 
 if TYPE_CHECKING:
@@ -135,9 +136,11 @@ class _CountingExporter:
 
 @dataclass(slots=True)
 class FlowSpans:
-    """One exchange's two spans while they are open: ids, start times and start attributes only. The SDK span
-    objects are built once, at the end (`Tracing.finish`): the SDK's live spans (locks, attribute validation,
-    a processor call at start) cost several times more per exchange than the exchange's whole budget."""
+    """One exchange's two spans while they are open: ids, start times and start attributes only; the spans
+    themselves are written once, at the end (`Tracing.finish`). Attributes are kept as a flat tuple
+    `(key, value, ...)` of low-cardinality values (encoded once per distinct tuple, proxy/otlp_wire.py
+    SpanWriter) and pairs of values that rarely repeat (ids), so the end of the exchange does not walk them
+    one by one."""
 
     trace_id: int
     server_id: int
@@ -146,11 +149,12 @@ class FlowSpans:
     flags: int  # W3C trace flags of our spans (bit 0: sampled)
     start_ns: int
     name: str
-    attributes: dict[str, Any]
+    shared: tuple[Any, ...]
+    unique: list[tuple[str, Any]]
     client_id: int = 0
     client_start_ns: int = 0
     client_name: str = ""
-    client_attributes: dict[str, Any] | None = None
+    client_shared: tuple[Any, ...] | None = None
 
     @property
     def sampled(self) -> bool:
@@ -177,27 +181,140 @@ def parse_traceparent(traceparent: str | None, tracestate: str | None) -> Any:
     return SpanContext(trace_id, span_id, True, TraceFlags(int(flags_hex, 16)), state)
 
 
+class WireExporter:
+    """Hands a span exporter the exchange spans `Tracing.finish` wrote, as one `WrittenBatch` (which the
+    patched `encode_spans` of the OTLP exporters turns into the request bytes); counts failed exports."""
+
+    def __init__(self, inner: Any, encoder: OtlpWireEncoder, resource: Any, scope: Any,
+                 on_failure: Callable[[], None] | None) -> None:
+        self.inner = inner
+        self.encoder = encoder
+        self.resource = resource
+        self.scope = scope
+        self.on_failure = on_failure
+
+    def export(self, spans: Sequence[Any]) -> SpanExportResult:
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        try:
+            result: SpanExportResult = self.inner.export(WrittenBatch(spans, self.encoder, self.resource, self.scope))
+        except Exception:
+            log.exception("span export failed")
+            result = SpanExportResult.FAILURE
+        if result is not SpanExportResult.SUCCESS and self.on_failure is not None:
+            self.on_failure()
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return bool(self.inner.force_flush(timeout_millis))
+
+
+class WrittenBatch(list[Any]):
+    """A batch of `EncodedSpan`s with what its request needs (len() stays the number of spans, which the SDK's
+    exporters count)."""
+
+    def __init__(self, spans: Sequence[Any], encoder: OtlpWireEncoder, resource: Any, scope: Any) -> None:
+        super().__init__(spans)
+        self.encoder = encoder
+        self.resource = resource
+        self.scope = scope
+
+    def request(self) -> bytes:
+        return self.encoder.encode_written(self.resource, self.scope, self)
+
+
+_ENCODER = OtlpWireEncoder(UNIQUE_ATTRIBUTES)  # for SDK spans (none of Warden's own reach it in practice)
+
+
+def _encode_spans(spans: Sequence[Any]) -> EncodedRequest:
+    """Stands in for the OTLP exporters' `encode_spans`: our own batches are already bytes."""
+    if isinstance(spans, WrittenBatch):
+        return EncodedRequest(spans.request())
+    return EncodedRequest(_ENCODER.encode(spans))
+
+
+def _grpc_exporter() -> Any:
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    class FastGrpc(Grpc):
+        def _translate_data(self, data: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
+            raw = _encode_spans(data).SerializeToString()
+            request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(raw)
+            return request
+
+    return FastGrpc()
+
+
+def _http_exporter() -> Any:
+    import opentelemetry.exporter.otlp.proto.http.trace_exporter as http_exporter
+
+    # The HTTP exporter calls its module's `encode_spans` and serializes the result: hand it bytes.
+    setattr(http_exporter, "encode_spans", _encode_spans)  # noqa: B010 - a deliberate module patch
+    return http_exporter.OTLPSpanExporter()
+
+
+def _header_values(headers: Any) -> tuple[str | None, str | None]:
+    """`traceparent` and `tracestate` of the request, read from mitmproxy's raw header fields in one pass (two
+    `Headers.get` calls cost more than the rest of the span start); repeated fields are joined with ", " as
+    `Headers.get` does."""
+    fields = getattr(headers, "fields", None)
+    if type(fields) is not tuple:
+        return headers.get("traceparent"), headers.get("tracestate")
+    parent: list[bytes] = []
+    state: list[bytes] = []
+    for key, value in fields:
+        if len(key) in (10, 11) and key[:5].lower() == b"trace":
+            lowered = key.lower()
+            if lowered == b"traceparent":
+                parent.append(value)
+            elif lowered == b"tracestate":
+                state.append(value)
+    return (b", ".join(parent).decode("utf-8", "surrogateescape") if parent else None,
+            b", ".join(state).decode("utf-8", "surrogateescape") if state else None)
+
+
+def _set_header(headers: Any, name: bytes, value: str) -> None:
+    """Set one header; appended to mitmproxy's raw fields when the request has none of that name (the common
+    case), else replaced through `Headers` itself."""
+    fields = getattr(headers, "fields", None)
+    if type(fields) is tuple:
+        for key, _ in fields:
+            if key.lower() == name:
+                break
+        else:
+            headers.fields = (*fields, (name, value.encode()))
+            return
+    headers[name.decode()] = value
+
+
 class Tracing:
     """The tracer for the process, or a disabled stand-in that costs nothing. Built once, injected.
 
     The SDK does the configuration (sampler and resource from `OTEL_*`), the batching (BatchSpanProcessor,
-    `OTEL_BSP_*`) and the exporting (OTLP HTTP and gRPC, console); Warden builds the finished `ReadableSpan`s
-    itself at the end of each exchange and encodes OTLP with proxy/otlp_wire.py (bench/telemetry.py)."""
+    `OTEL_BSP_*`) and the exporting (OTLP HTTP and gRPC, console). Warden writes each exchange's finished
+    spans itself: straight to OTLP bytes for the OTLP exporters (proxy/otlp_wire.py SpanWriter; the queue
+    then holds one bytes object per span, nothing the garbage collector must walk), and as SDK
+    `ReadableSpan`s for any other exporter (console, tests' in-memory exporter)."""
 
-    def __init__(self, provider: Any = None, processors: Sequence[Any] = ()) -> None:
+    def __init__(self, provider: Any = None, processors: Sequence[Any] = (),
+                 wire_processors: Sequence[Any] = ()) -> None:
         self.provider = provider
-        self.processors = tuple(processors)
+        self.processors = tuple(processors)  # take ReadableSpans
+        self.wire_processors = tuple(wire_processors)  # take EncodedSpans (their exporter is a WireExporter)
         self.enabled = provider is not None
         self.scope: Any = None
+        self.writer = SpanWriter()
         if provider is not None:
-            from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-
-            from proxy.metrics import build_version
-
             self.sampler = provider.sampler
             self.ids = provider.id_generator
             self.resource = provider.resource
-            self.scope = InstrumentationScope(A.INSTRUMENTATION_SCOPE, build_version())
+            self.scope = instrumentation_scope()
+            # The SDK's own samplers read no attributes (and echo back the ones they get): they get none.
+            self._builtin_sampler = type(self.sampler).__module__ == "opentelemetry.sdk.trace.sampling"
 
     @classmethod
     def disabled(cls) -> Tracing:
@@ -216,54 +333,43 @@ class Tracing:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
 
-        from proxy.otlp_wire import EncodedRequest, OtlpWireEncoder
-
-        encoder = OtlpWireEncoder(UNIQUE_ATTRIBUTES)
         provider = TracerProvider(resource=build_resource(env), shutdown_on_exit=False)  # OTEL_TRACES_SAMPLER
         processors = []
+        wire_processors = []
         for name in settings.exporters:
-            exporter: Any
             if name == "console":
-                exporter = ConsoleSpanExporter()
-            elif settings.protocol == "grpc":
-                from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as Grpc
-                from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-                class FastGrpc(Grpc):
-                    def _translate_data(self, data: Sequence[ReadableSpan]) -> ExportTraceServiceRequest:
-                        request: ExportTraceServiceRequest = ExportTraceServiceRequest.FromString(encoder.encode(data))
-                        return request
-
-                exporter = FastGrpc()
-            else:
-                import opentelemetry.exporter.otlp.proto.http.trace_exporter as http_exporter
-
-                # The HTTP exporter calls its module's `encode_spans` and serializes the result: hand it bytes.
-                def encode_spans(spans: Sequence[ReadableSpan]) -> EncodedRequest:
-                    return EncodedRequest(encoder.encode(spans))
-
-                setattr(http_exporter, "encode_spans", encode_spans)  # noqa: B010 - a deliberate module patch
-                exporter = http_exporter.OTLPSpanExporter()
-            if on_export_failure is not None:
-                exporter = _CountingExporter(exporter, on_export_failure)
-            processors.append(BatchSpanProcessor(exporter))
-        tracing = cls(provider, processors)
+                exporter: Any = ConsoleSpanExporter()
+                if on_export_failure is not None:
+                    exporter = _CountingExporter(exporter, on_export_failure)
+                processors.append(BatchSpanProcessor(exporter))
+                continue
+            inner = _grpc_exporter() if settings.protocol == "grpc" else _http_exporter()
+            wire: Any = WireExporter(inner, OtlpWireEncoder(UNIQUE_ATTRIBUTES), provider.resource,
+                                 instrumentation_scope(), on_export_failure)
+            wire_processors.append(BatchSpanProcessor(wire))
+        tracing = cls(provider, processors, wire_processors)
         atexit.register(tracing.shutdown)
         log.info("tracing on", extra={"exporters": list(settings.exporters), "protocol": settings.protocol})
         return tracing
 
     @classmethod
-    def for_exporter(cls, exporter: SpanExporter, sampler: Any = None) -> Tracing:
-        """Synchronous export to `exporter` (tests: the SDK's in-memory exporter)."""
+    def for_exporter(cls, exporter: SpanExporter, sampler: Any = None, wire: bool = False) -> Tracing:
+        """Synchronous export to `exporter` (tests: the SDK's in-memory exporter gets ReadableSpans; with
+        `wire`, the exporter gets `WrittenBatch`es as the OTLP exporters do)."""
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
         provider = TracerProvider(resource=build_resource({}), sampler=sampler, shutdown_on_exit=False)
+        if wire:
+            wrapped: Any = WireExporter(exporter, OtlpWireEncoder(UNIQUE_ATTRIBUTES), provider.resource,
+                                    instrumentation_scope(), None)
+            return cls(provider, (), [SimpleSpanProcessor(wrapped)])
         return cls(provider, [SimpleSpanProcessor(exporter)])
 
     def shutdown(self) -> None:
         """Flush and stop the exporters (idempotent; registered at exit)."""
-        processors, self.processors = self.processors, ()
+        processors = self.processors + self.wire_processors
+        self.processors = self.wire_processors = ()
         for processor in processors:
             processor.shutdown()
 
@@ -273,30 +379,26 @@ class Tracing:
         """Continue the client's trace (or start one) and decide sampling; nothing is built yet."""
         from opentelemetry.trace import NonRecordingSpan, SpanKind, set_span_in_context
 
-        parent = parse_traceparent(headers.get("traceparent"), headers.get("tracestate"))
+        traceparent, tracestate = _header_values(headers)
+        parent = parse_traceparent(traceparent, tracestate) if traceparent else None
         operation, http_route = ROUTE_INFO.get(state.route, (None, None))
         name = f"{state.method} {http_route}" if http_route else state.method
-        attrs: dict[str, Any] = {
-            A.HTTP_REQUEST_METHOD: state.method,
-            A.URL_PATH: path.split("?", 1)[0],
-            A.WARDEN_REQUEST_ID: state.request_id,
-            A.WARDEN_ROUTE: state.route.value,
-        }
-        if scheme != "http":  # the default is not worth a field on every span
-            attrs[A.URL_SCHEME] = scheme
-        if http_route:
-            attrs[A.HTTP_ROUTE] = http_route
-        if operation:
-            attrs[A.GEN_AI_OPERATION_NAME] = operation
+        shared = (A.HTTP_REQUEST_METHOD, state.method, A.WARDEN_ROUTE, state.route.value,
+                  A.URL_SCHEME, scheme if scheme != "http" else None,  # the default is not worth a field
+                  A.HTTP_ROUTE, http_route, A.GEN_AI_OPERATION_NAME, operation)
+        unique = [(A.URL_PATH, path.split("?", 1)[0]), (A.WARDEN_REQUEST_ID, state.request_id)]
         trace_id = parent.trace_id if parent is not None else self.ids.generate_trace_id()
         context = set_span_in_context(NonRecordingSpan(parent)) if parent is not None else None
         trace_state = parent.trace_state if parent is not None else None
+        # A custom sampler gets the span's start attributes and may add some; the SDK's own get none.
+        attrs = None if self._builtin_sampler else _as_dict(shared, unique)
         decision = self.sampler.should_sample(context, trace_id, name, SpanKind.SERVER, attrs, None, trace_state)
-        if decision.attributes:
-            attrs.update(decision.attributes)
+        if decision.attributes and not self._builtin_sampler:
+            unique.extend(decision.attributes.items())
         random_flag = int(parent.trace_flags) & 0x02 if parent is not None else 0x02  # W3C level 2 "random"
         spans = FlowSpans(trace_id, self.ids.generate_span_id(), parent, decision.trace_state or trace_state,
-                          (0x01 if decision.decision.is_sampled() else 0) | random_flag, time.time_ns(), name, attrs)
+                          (0x01 if decision.decision.is_sampled() else 0) | random_flag, time.time_ns(), name,
+                          shared, unique)
         state.trace_id = format(trace_id, "032x")
         return spans
 
@@ -305,83 +407,154 @@ class Tracing:
         """The CLIENT span of the upstream call; its context goes into the upstream request's headers."""
         spans.client_id = self.ids.generate_span_id()
         spans.client_start_ns = time.time_ns()
-        headers["traceparent"] = f"00-{spans.trace_id:032x}-{spans.client_id:016x}-{spans.flags:02x}"
+        _set_header(headers, b"traceparent", f"00-{spans.trace_id:032x}-{spans.client_id:016x}-{spans.flags:02x}")
         if spans.trace_state:
-            headers["tracestate"] = spans.trace_state.to_header()
+            _set_header(headers, b"tracestate", spans.trace_state.to_header())
         if not spans.sampled:
             return
         operation = ROUTE_INFO.get(state.route, (None, None))[0]
-        attrs: dict[str, Any] = {A.HTTP_REQUEST_METHOD: state.method, A.SERVER_ADDRESS: host, A.SERVER_PORT: port}
         if operation:
-            name = f"{operation} {state.model}" if state.model else operation
-            attrs[A.GEN_AI_OPERATION_NAME] = operation
-            attrs[A.GEN_AI_PROVIDER_NAME] = provider
-            if state.model:
-                attrs[A.GEN_AI_REQUEST_MODEL] = state.model
-            attrs[A.GEN_AI_REQUEST_STREAM] = state.stream
             body = state.request_json or {}
             max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-            if isinstance(max_tokens, int) and not isinstance(max_tokens, bool):
-                attrs[A.GEN_AI_REQUEST_MAX_TOKENS] = max_tokens
-            for key, attr in (("temperature", A.GEN_AI_REQUEST_TEMPERATURE), ("top_p", A.GEN_AI_REQUEST_TOP_P)):
-                value = body.get(key)
-                if isinstance(value, int | float) and not isinstance(value, bool):
-                    attrs[attr] = float(value)
+            if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+                max_tokens = None
+            temperature, top_p = body.get("temperature"), body.get("top_p")
+            spans.client_name = f"{operation} {state.model}" if state.model else operation
+            spans.client_shared = (
+                A.HTTP_REQUEST_METHOD, state.method, A.SERVER_ADDRESS, host, A.SERVER_PORT, port,
+                A.GEN_AI_OPERATION_NAME, operation, A.GEN_AI_PROVIDER_NAME, provider,
+                A.GEN_AI_REQUEST_MODEL, state.model or None, A.GEN_AI_REQUEST_STREAM, state.stream,
+                A.GEN_AI_REQUEST_MAX_TOKENS, max_tokens, A.GEN_AI_REQUEST_TEMPERATURE, _number(temperature),
+                A.GEN_AI_REQUEST_TOP_P, _number(top_p),
+            )
         else:
-            name = state.method
-        spans.client_name = name
-        spans.client_attributes = attrs
+            spans.client_name = state.method
+            spans.client_shared = (A.HTTP_REQUEST_METHOD, state.method, A.SERVER_ADDRESS, host, A.SERVER_PORT, port)
 
     def finish(self, state: FlowState) -> None:
-        """Build the exchange's finished spans with everything the stages learned and hand them to the
+        """Write the exchange's finished spans with everything the stages learned and hand them to the
         processors (called by the telemetry stage)."""
         spans = state.spans
         if not isinstance(spans, FlowSpans):
             return
         state.spans = None
-        if not spans.sampled or not self.processors:
+        if not spans.sampled or not (self.processors or self.wire_processors):
             return
+        end = time.time_ns()
+        outcome = state.outcome
+        error_type = None
+        if outcome in _FAILED:
+            error_type = str(state.status) if outcome is Outcome.UPSTREAM_ERROR and state.status else outcome.value
+        lora = (A.WARDEN_LORA_ADAPTER, state.lora_adapter or None,
+                A.WARDEN_LORA_WEIGHTS_SHA256, state.lora_weights_sha256 or None,
+                A.WARDEN_BASE_MODEL, state.base_model or None)
+        status = state.status
+        written: list[_Written] = []
+        if spans.client_shared is not None:
+            client_error = error_type if outcome in _UPSTREAM_FAILED or outcome is Outcome.CLIENT_ABORTED else None
+            usage = state.usage
+            written.append(_Written(
+                spans.client_name, _CLIENT, spans.client_id, spans.server_id, False, spans.client_start_ns,
+                (*spans.client_shared,
+                 A.HTTP_RESPONSE_STATUS_CODE, status, A.GEN_AI_RESPONSE_MODEL, state.response_model or None,
+                 A.GEN_AI_RESPONSE_FINISH_REASONS, tuple(state.finish_reasons) or None, A.ERROR_TYPE, client_error,
+                 *lora),
+                [(A.GEN_AI_RESPONSE_ID, state.response_id or None), (A.GEN_AI_USAGE_INPUT_TOKENS, usage.prompt_tokens),
+                 (A.GEN_AI_USAGE_OUTPUT_TOKENS, usage.completion_tokens),
+                 (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cached_tokens),
+                 (A.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, state.time_to_first_chunk)],
+                (), client_error is not None and outcome is not Outcome.CLIENT_ABORTED,
+            ))
+        admin = state.model_admin_action or None
+        parent = spans.parent
+        written.append(_Written(
+            spans.name, _SERVER, spans.server_id, parent.span_id if parent is not None else 0,
+            bool(parent is not None and parent.is_remote), spans.start_ns,
+            (*spans.shared,
+             A.WARDEN_OUTCOME, outcome.value, A.WARDEN_ACTION, state.action, A.HTTP_RESPONSE_STATUS_CODE, status,
+             A.GEN_AI_REQUEST_MODEL, state.model or None, A.WARDEN_POLICY_VERSION, state.policy_version or None,
+             A.WARDEN_MODEL_ADMIN_ACTION, admin, A.WARDEN_MODEL_ADMIN_ALLOWED,
+             bool(state.model_admin_allowed) if admin else None, A.ERROR_TYPE, error_type, *lora),
+            [*spans.unique, (A.WARDEN_INPUT_HMAC, state.input_digest or None),
+             (A.WARDEN_OUTPUT_HMAC, state.output_digest or None), (A.WARDEN_AUDIT_SEQ, state.audit_seq)],
+            tuple(_guardrail_event(state, stage, verdict) for stage, verdict in state.stage_verdicts.items()),
+            error_type is not None and ((status or 0) >= 500 or outcome is Outcome.INTERNAL_ERROR),
+        ))
+        if self.wire_processors:
+            self._emit_wire(spans, written, end)
+        if self.processors:
+            self._emit_sdk(spans, written, end)
+
+    def _emit_wire(self, spans: FlowSpans, written: list[_Written], end: int) -> None:
+        writer = self.writer
+        trace_state = spans.trace_state.to_header() if spans.trace_state else ""
+        for w in written:
+            events = b"".join([writer.event(end, A.GEN_AI_GUARDRAIL_RESULT_EVENT, e) for e in w.events])
+            span = EncodedSpan(writer.span(spans.trace_id, w.span_id, trace_state, w.parent_id, w.parent_remote,
+                                           w.name, w.kind, w.start, end,
+                                           writer.shared(w.shared) + writer.unique(w.unique), events, w.error))
+            for processor in self.wire_processors:
+                processor.on_end(span)
+
+    def _emit_sdk(self, spans: FlowSpans, written: list[_Written], end: int) -> None:
         from opentelemetry.sdk.trace import Event, ReadableSpan
         from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-        end = time.time_ns()
         flags = TraceFlags(spans.flags)
         server_context = SpanContext(spans.trace_id, spans.server_id, False, flags, spans.trace_state)
-        failed = state.outcome in _FAILED
-        error_type = None
-        if failed:
-            error_type = str(state.status) if state.outcome is Outcome.UPSTREAM_ERROR and state.status \
-                else state.outcome.value
-        finished = []
-        if spans.client_attributes is not None:
-            attrs = spans.client_attributes
-            attrs.update(_client_finish_attributes(state))
-            status = Status(StatusCode.UNSET)
-            if error_type is not None and state.outcome in _UPSTREAM_FAILED | {Outcome.CLIENT_ABORTED}:
-                attrs[A.ERROR_TYPE] = error_type
-                if state.outcome is not Outcome.CLIENT_ABORTED:
-                    status = Status(StatusCode.ERROR)
-            context = SpanContext(spans.trace_id, spans.client_id, False, flags, spans.trace_state)
-            finished.append(ReadableSpan(
-                spans.client_name, context, server_context, self.resource, attrs, kind=SpanKind.CLIENT,
-                status=status, start_time=spans.client_start_ns, end_time=end, instrumentation_scope=self.scope,
-            ))
-        attrs = spans.attributes
-        attrs.update(_server_finish_attributes(state))
-        status = Status(StatusCode.UNSET)
-        if error_type is not None:
-            attrs[A.ERROR_TYPE] = error_type
-            if (state.status or 0) >= 500 or state.outcome is Outcome.INTERNAL_ERROR:
-                status = Status(StatusCode.ERROR)
-        events = [Event(A.GEN_AI_GUARDRAIL_RESULT_EVENT, _guardrail_event(state, stage, verdict), end)
-                  for stage, verdict in state.stage_verdicts.items()]
-        finished.append(ReadableSpan(
-            spans.name, server_context, spans.parent, self.resource, attrs, events=events, kind=SpanKind.SERVER,
-            status=status, start_time=spans.start_ns, end_time=end, instrumentation_scope=self.scope,
-        ))
-        for processor in self.processors:
-            for span in finished:
+        for w in written:
+            server = w.kind == _SERVER
+            context = server_context if server else \
+                SpanContext(spans.trace_id, w.span_id, False, flags, spans.trace_state)
+            span = ReadableSpan(
+                w.name, context, spans.parent if server else server_context, self.resource,
+                _as_dict(w.shared, w.unique), kind=SpanKind.SERVER if server else SpanKind.CLIENT,
+                events=[Event(A.GEN_AI_GUARDRAIL_RESULT_EVENT, _as_dict(e, ()), end) for e in w.events],
+                status=Status(StatusCode.ERROR if w.error else StatusCode.UNSET), start_time=w.start, end_time=end,
+                instrumentation_scope=self.scope,
+            )
+            for processor in self.processors:
                 processor.on_end(span)
+
+
+_SERVER, _CLIENT = 1, 2  # opentelemetry.trace.SpanKind values (the module is imported only when tracing is on)
+
+
+class _Written(NamedTuple):
+    """One finished span, as both writers take it (a NamedTuple: built twice per exchange, and a frozen
+    dataclass's __init__ costs several times more)."""
+
+    name: str
+    kind: int
+    span_id: int
+    parent_id: int  # 0: none
+    parent_remote: bool
+    start: int
+    shared: tuple[Any, ...]  # (key, value, ...), None values absent
+    unique: list[tuple[str, Any]]
+    events: tuple[tuple[Any, ...], ...]  # gen_ai.guardrail.result events, each a flat (key, value, ...) tuple
+    error: bool
+
+
+def _as_dict(flat: tuple[Any, ...], pairs: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    """Attributes as a dict (None values absent), in the order the wire writer encodes them."""
+    attrs = {flat[i]: flat[i + 1] for i in range(0, len(flat), 2) if flat[i + 1] is not None}
+    for key, value in pairs:
+        if value is not None:
+            attrs[key] = value
+    return attrs
+
+
+def instrumentation_scope() -> Any:
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from proxy.metrics import build_version
+
+    return InstrumentationScope(A.INSTRUMENTATION_SCOPE, build_version())
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def build_resource(env: Mapping[str, str]) -> Any:
@@ -395,75 +568,13 @@ def build_resource(env: Mapping[str, str]) -> Any:
     return Resource.create(extra)
 
 
-def _client_finish_attributes(state: FlowState) -> dict[str, Any]:
-    attrs: dict[str, Any] = {}
-    if state.status is not None:
-        attrs[A.HTTP_RESPONSE_STATUS_CODE] = state.status
-    if state.response_id:
-        attrs[A.GEN_AI_RESPONSE_ID] = state.response_id
-    if state.response_model:
-        attrs[A.GEN_AI_RESPONSE_MODEL] = state.response_model
-    if state.finish_reasons:
-        attrs[A.GEN_AI_RESPONSE_FINISH_REASONS] = list(state.finish_reasons)
-    usage = state.usage
-    if usage.prompt_tokens is not None:
-        attrs[A.GEN_AI_USAGE_INPUT_TOKENS] = usage.prompt_tokens
-    if usage.completion_tokens is not None:
-        attrs[A.GEN_AI_USAGE_OUTPUT_TOKENS] = usage.completion_tokens
-    if usage.cached_tokens is not None:
-        attrs[A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS] = usage.cached_tokens
-    ttfc = state.time_to_first_chunk
-    if ttfc is not None:
-        attrs[A.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK] = ttfc
-    _lora_attributes(state, attrs)
-    return attrs
-
-
-def _lora_attributes(state: FlowState, attrs: dict[str, Any]) -> None:
-    if state.lora_adapter:
-        attrs[A.WARDEN_LORA_ADAPTER] = state.lora_adapter
-    if state.lora_weights_sha256:
-        attrs[A.WARDEN_LORA_WEIGHTS_SHA256] = state.lora_weights_sha256
-    if state.base_model:
-        attrs[A.WARDEN_BASE_MODEL] = state.base_model
-
-
-def _server_finish_attributes(state: FlowState) -> dict[str, Any]:
-    attrs: dict[str, Any] = {A.WARDEN_OUTCOME: state.outcome.value, A.WARDEN_ACTION: state.action}
-    if state.status is not None:
-        attrs[A.HTTP_RESPONSE_STATUS_CODE] = state.status
-    if state.model:
-        attrs[A.GEN_AI_REQUEST_MODEL] = state.model
-    if state.input_digest:
-        attrs[A.WARDEN_INPUT_HMAC] = state.input_digest
-    if state.output_digest:
-        attrs[A.WARDEN_OUTPUT_HMAC] = state.output_digest
-    if state.policy_version:
-        attrs[A.WARDEN_POLICY_VERSION] = state.policy_version
-    if state.audit_seq is not None:
-        attrs[A.WARDEN_AUDIT_SEQ] = state.audit_seq
-    if state.model_admin_action:
-        attrs[A.WARDEN_MODEL_ADMIN_ACTION] = state.model_admin_action
-        attrs[A.WARDEN_MODEL_ADMIN_ALLOWED] = bool(state.model_admin_allowed)
-    _lora_attributes(state, attrs)
-    return attrs
-
-
-def _guardrail_event(state: FlowState, stage: str, verdict: str) -> dict[str, Any]:
+def _guardrail_event(state: FlowState, stage: str, verdict: str) -> tuple[Any, ...]:
+    """One gen_ai.guardrail.result event's attributes, flat `(key, value, ...)` (None values absent)."""
     rules = state.guard_rules.get(stage)
     if rules is None and not state.guard_rules and len(state.stage_verdicts) == 1:
         rules = tuple(state.rule_verdicts)  # one guarded direction: every rule verdict belongs to it
     source = "input" if stage == "request" else "output"
-    kinds = sorted({kind for (_s, kind, direction, _a) in state.guard_detections if direction == source})
-    event: dict[str, Any] = {
-        A.GUARDRAIL_COMPONENT: A.GUARDRAIL_COMPONENT_VALUE,
-        A.GUARDRAIL_POLICY_ID: state.policy_id or "warden",
-        A.GUARDRAIL_RESULT: verdict,
-        A.GUARDRAIL_SOURCE: source,
-        A.GUARDRAIL_RULE_IDS: sorted(rules or ()),
-    }
-    if state.policy_version:
-        event[A.GUARDRAIL_POLICY_VERSION] = state.policy_version
-    if kinds:
-        event[A.GUARDRAIL_FINDING_KINDS] = kinds
-    return event
+    kinds = tuple(sorted({kind for (_s, kind, direction, _a) in state.guard_detections if direction == source}))
+    return (A.GUARDRAIL_COMPONENT, A.GUARDRAIL_COMPONENT_VALUE, A.GUARDRAIL_POLICY_ID, state.policy_id or "warden",
+            A.GUARDRAIL_RESULT, verdict, A.GUARDRAIL_SOURCE, source, A.GUARDRAIL_RULE_IDS, tuple(sorted(rules or ())),
+            A.GUARDRAIL_POLICY_VERSION, state.policy_version or None, A.GUARDRAIL_FINDING_KINDS, kinds or None)

@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
@@ -19,12 +22,15 @@ from proxy.addons import Pipeline, default_stages
 from proxy.config import WardenConfig
 from proxy.guard import Guard
 from proxy.metrics import Metrics
+from proxy.otlp_wire import OtlpWireEncoder
 from proxy.services import Services
 from proxy.state import get_state
 from proxy.tracing import (
     Tracing,
     TracingConfigError,
     TracingSettings,
+    WireExporter,
+    WrittenBatch,
     build_resource,
     parse_traceparent,
     trace_id_from_traceparent,
@@ -276,3 +282,79 @@ def test_parse_traceparent_follows_w3c_trace_context(traceparent: str, valid: bo
     if parent is not None:
         assert parent.is_remote and parent.trace_id == int(TRACE_ID, 16)
         assert parent.trace_state.to_header() == "a=1,b=2"
+
+
+# -- the OTLP path: spans written straight to protobuf bytes must be the SDK's encoding of the same spans ------
+
+class CapturingExporter:
+    """What an OTLP exporter gets from the wire path: one WrittenBatch per export, kept as request bytes."""
+
+    def __init__(self) -> None:
+        self.requests: list[bytes] = []
+
+    def export(self, spans: WrittenBatch) -> SpanExportResult:
+        assert isinstance(spans, WrittenBatch)
+        self.requests.append(spans.request())
+        return SpanExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        pass
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+
+def both_paths(exporter: InMemorySpanExporter) -> tuple[Tracing, CapturingExporter]:
+    """One tracer writing every span both ways: ReadableSpans to `exporter`, OTLP bytes to the capture."""
+    sdk = Tracing.for_exporter(exporter)
+    capture = CapturingExporter()
+    wire: Any = WireExporter(capture, OtlpWireEncoder(), sdk.resource, sdk.scope, None)  # a SpanExporter by duck typing
+    return Tracing(sdk.provider, sdk.processors, [SimpleSpanProcessor(wire)]), capture
+
+
+@pytest.mark.parametrize(("body", "headers", "fail"), [
+    ({"model": "m", "messages": [{"role": "user", "content": "hello"}], "max_tokens": 7, "temperature": 0.2,
+      "top_p": 1}, {"traceparent": PARENT, "tracestate": "vendor=1"}, False),
+    ({"model": "m", "messages": [{"role": "user", "content": "我想找人代考"}]}, {}, False),  # blocked
+    ({"model": "m", "messages": [{"role": "user", "content": f"id {ID_NUMBER}, call {MOBILE}"}]}, {}, False),
+    ({"model": "m", "messages": [{"role": "user", "content": "hello"}], "stream": True}, {}, True),  # refused
+])
+def test_wire_spans_are_the_sdk_encoding_of_the_same_spans(
+    guard: Guard, exporter: InMemorySpanExporter, body: dict[str, Any], headers: dict[str, str], fail: bool
+) -> None:
+    tracing, capture = both_paths(exporter)
+    services = make_services(guard, tracing)
+    flow = chat_flow(body, headers)
+    if fail:
+        pipeline = Pipeline(default_stages(services))
+
+        async def run() -> None:
+            await call(pipeline, "requestheaders", flow)
+            await call(pipeline, "request", flow)
+            flow.error = type(tflow.terr())("Connection refused")
+            await call(pipeline, "error", flow)
+
+        asyncio.run(run())
+    else:
+        exchange(services, flow)
+    spans = exporter.get_finished_spans()
+    assert len(spans) == len(capture.requests) >= 1
+    for span, request in zip(spans, capture.requests, strict=True):
+        ours = ExportTraceServiceRequest.FromString(request)
+        assert ours == encode_spans([span]), f"\nours:\n{ours}\nsdk:\n{encode_spans([span])}"
+
+
+def test_traceparent_is_added_once_and_a_clients_is_replaced(guard: Guard, exporter: InMemorySpanExporter) -> None:
+    services = make_services(guard, Tracing.for_exporter(exporter))
+    plain = chat_flow({"model": "m", "messages": [{"role": "user", "content": "hello"}]})
+    exchange(services, plain)
+    assert len(plain.request.headers.get_all("traceparent")) == 1
+    assert "tracestate" not in plain.request.headers
+    mixed_case = chat_flow({"model": "m", "messages": [{"role": "user", "content": "hello"}]},
+                           {"TraceParent": PARENT, "TraceState": "vendor=1"})
+    exchange(services, mixed_case)
+    (injected,) = mixed_case.request.headers.get_all("traceparent")
+    assert injected.startswith(f"00-{TRACE_ID}-") and injected != PARENT
+    assert mixed_case.request.headers.get_all("tracestate") == ["vendor=1"]
+    server = by_kind(exporter.get_finished_spans()[-2:])[SpanKind.SERVER]
+    assert server.parent is not None and format(server.parent.span_id, "016x") == "b7ad6b7169203331"
