@@ -6,6 +6,7 @@ request at concurrency 1 and 16, and for a 200-event SSE stream the proxy CPU pe
 to first event. Ratios: against the bare minimal mitmproxy (same addons as Warden, none of our stages), and
 for the guarded row also against Warden's own pass-through. Nothing is asserted: it is a report.
 Run: .venv/bin/python bench/overhead.py [--quick]
+     .venv/bin/python bench/overhead.py --in-process   # seconds: the stream relay alone, no sockets
 """
 
 from __future__ import annotations
@@ -151,11 +152,88 @@ CONFIGS: list[tuple[str, Launcher]] = [
 ]
 
 
+def standin_sse(reply: str, per_event: int) -> list[bytes]:
+    """The stand-in's chat stream for `reply` (proxy/standin.py's shape): role chunk, content chunks,
+    finish chunk, usage chunk, [DONE]; one event per upstream chunk, as the stand-in and vLLM write them."""
+    def event(choices: list[dict[str, object]], extra: dict[str, object] | None = None) -> bytes:
+        payload = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1,
+                   "model": "standin-base", "choices": choices, "usage": None, **(extra or {})}
+        return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+
+    out = [event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])]
+    out += [event([{"index": 0, "delta": {"content": reply[i:i + per_event]}, "finish_reason": None}])
+            for i in range(0, len(reply), per_event)]
+    out.append(event([{"index": 0, "delta": {}, "finish_reason": "stop"}]))
+    out.append(event([], {"usage": {"prompt_tokens": 3, "completion_tokens": len(out)}}))
+    return [*out, b"data: [DONE]\n\n"]
+
+
+def in_process(rounds: int = 5, streams: int = 100) -> None:
+    """CPU per event of the stream callable alone (proxy/stages/stream.py's SseRelay), pass-through and with
+    the builtin packs' stream guard, on the same stream as the live table: no sockets, no mitmproxy, so it
+    isolates our per-event Python work (the live figure adds mitmproxy's own per-chunk cost, and runs slower
+    per operation because the caches are cold between events). Medians of `rounds` alternating rounds."""
+    import hmac
+
+    sys.path.insert(0, str(REPO))
+    from proxy.guard import compile_policy
+    from proxy.stages.stream import SseRelay
+    from proxy.state import FlowState, Route
+    from proxy.stream_guard import StreamGuard
+    from rules.pseudonym import PseudonymVault
+    from rules.stream import StreamScanner
+
+    policy = compile_policy([])
+    chunks = standin_sse(SSE_REPLY, 4)
+
+    def stream(guarded: bool) -> None:
+        guard = StreamGuard(policy.response, PseudonymVault(), Route.CHAT, 400) if guarded else None
+        relay = SseRelay(FlowState("bench", Route.CHAT, 0.0), time.perf_counter, guard,
+                         hmac.new(b"k", digestmod="sha256"))
+        for chunk in [*chunks, b""]:
+            for _ in relay(chunk):
+                pass
+
+    def scanner_only() -> None:
+        scanner = StreamScanner(policy.response)
+        for i in range(0, len(SSE_REPLY), 4):
+            scanner.feed(SSE_REPLY[i:i + 4])
+        scanner.flush()
+
+    def per_event(fn: Callable[[], None]) -> float:
+        fn()
+        started = time.process_time()
+        for _ in range(streams):
+            fn()
+        return (time.process_time() - started) / streams / len(chunks)
+
+    plain, guarded, scan = [], [], []
+    for _ in range(rounds):
+        plain.append(per_event(lambda: stream(False)))
+        guarded.append(per_event(lambda: stream(True)))
+        scan.append(per_event(scanner_only))
+    us = 1_000_000.0
+    p, g, sc = (statistics.median(x) * us for x in (plain, guarded, scan))
+    print(f"\nin-process, {len(chunks)} events of {len(SSE_REPLY) // 200} characters, CPU per event "
+          f"(median of {rounds} rounds of {streams} streams)\n")
+    print_table([
+        ("path", "CPU per event", "added"),
+        ("SseRelay pass-through", f"{p:.1f} us", "-"),
+        ("SseRelay + stream guard (builtin packs)", f"{g:.1f} us", f"+{g - p:.1f} us"),
+        ("  of which StreamScanner.feed", f"{sc:.1f} us", "-"),
+    ])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--in-process", action="store_true", help="only the stream relay's CPU per event, "
+                        "in this process (seconds)")
     args = parser.parse_args()
+    if args.in_process:
+        in_process()
+        return
     n = 320 if args.quick else args.requests
     up_port = free_port()
     standin = subprocess.Popen([PY, "-m", "proxy.cli", "standin", "--port", str(up_port)], cwd=REPO,
