@@ -53,6 +53,32 @@ def compile_pattern(rule: PatternRule) -> re2._Regexp:
     return regexp
 
 
+# The prefilter in front of the per-pattern searches. RE2's FilteredRE2 (re2.Filter) reduces every pattern to
+# literal atoms, at least one of which each match contains, and matches the atoms as one case-insensitive
+# literal Set: measured inside the whole scan (builtin + 10,000 words + 100 patterns), ~7-10 us per 1 KB text
+# less than the Set of the patterns themselves, whose DFA (`.{0,4}`, `\b`, counted repeats in 100 patterns
+# at once) is large. The atoms Set has no fail-closed sentinel: a Set's DFA (many-match) never bails out for
+# being slow, it fails only when its memory budget (8 MiB in the binding) cannot hold a single state, which a
+# literal Set of at most FILTER_MAX_CHARS bytes of atoms is far from. Patterns without any atom run on every
+# text, so the Filter is used only when at most FILTER_MAX_UNFILTERED have none. Otherwise: the Set.
+FILTER_MAX_CHARS = 20_000
+FILTER_MAX_UNFILTERED = 4
+
+
+def _atom_filter(rules: Sequence[PatternRule]) -> re2.Filter | None:
+    if not rules or sum(len(r.pattern.encode("utf-8")) for r in rules) > FILTER_MAX_CHARS:
+        return None
+    flt = re2.Filter()
+    try:
+        for r in rules:
+            flt.Add(r.pattern, pattern_options())
+        flt.Compile()
+    except re2.error:
+        return None
+    unfiltered = flt.Match(b"", potential=True) or []
+    return flt if len(unfiltered) <= FILTER_MAX_UNFILTERED else None
+
+
 class PatternDetector:
     def __init__(self, rules: Sequence[PatternRule]) -> None:
         self.rules = tuple(rules)
@@ -72,6 +98,7 @@ class PatternDetector:
             except re2.error as exc:
                 msg = f"RE2 Set failed to compile: {_reason(exc)}"
                 raise RuleFileError(self.rules[0].source, msg) from None
+        self._filter = _atom_filter(self.rules)
         self.widths = tuple(max_width(r.pattern) for r in self.rules)
         self.closures = tuple(prefix_closure(r.pattern) for r in self.rules)
 
@@ -90,7 +117,10 @@ class PatternDetector:
             return []
         view = views.compact
         data = view.data
-        hits = set_hits(self._set, self._sentinel, len(self.rules), data)
+        if self._filter is not None:
+            hits = self._filter.Match(data, potential=True)
+        else:
+            hits = set_hits(self._set, self._sentinel, len(self.rules), data)
         if not hits:
             return []
         out: list[Finding] = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rules import patterns
 from rules.errors import RuleFileError
 from rules.normalize import NormalizeConfig, Views
 from rules.patterns import PatternDetector, PatternRule
@@ -45,3 +46,30 @@ def test_widths_and_closures() -> None:
     assert det.widths == (3, None)
     assert det.closures[0] is not None and det.closures[1] is None
     assert det.max_match_len is None
+
+
+_SHAPES = [
+    "代考.{0,4}赌博", "(?i)take[\\s_-]{0,2}exam", "冰毒[0-9]{2,6}", "(?:网赌|外挂|私服)的?(?:跑分|套现)",
+    "(?i)\\bmeth s?\\b[^\\n]{0,10}[0-9]{3,}", "(?i)(代[考]|替考|枪手)", "[0-9]{3}-[0-9]{4}", "x?y+z",
+]
+
+
+def test_atom_filter_finds_what_the_set_finds() -> None:
+    rules = [PatternRule(f"p{i}", "c", p) for i, p in enumerate(_SHAPES)]
+    with_filter = PatternDetector(rules)
+    assert with_filter._filter is not None
+    with_set = PatternDetector(rules)
+    with_set._filter = None
+    texts = ["找代考的人去赌博", "TAKE-EXAM now", "冰毒12345克", "网赌的套现", "buy METH   now 12345",
+             "枪 手", "call 555-1234", "xyyz", "nothing here", "代考。。。。。。赌博", "meths 999", ""]
+    for text in texts:
+        assert with_filter.detect_views(Views(text, CONFIG)) == with_set.detect_views(Views(text, CONFIG)), text
+
+
+def test_atom_filter_falls_back_to_the_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    atomless = [PatternRule(f"d{i}", "c", f"[0-9]{{{i + 3}}}x?") for i in range(6)]
+    assert PatternDetector(atomless)._filter is None  # six patterns without atoms would run on every text
+    monkeypatch.setattr(patterns, "FILTER_MAX_CHARS", 5)
+    det = PatternDetector([PatternRule("p", "c", "needle")])
+    assert det._filter is None
+    assert [f.rule for f in det.detect_views(Views("a needle", CONFIG))] == ["p"]
