@@ -25,6 +25,8 @@ _IS_REMOTE = 0x200
 def _varint(n: int) -> bytes:
     if n < 0x80:
         return bytes((n,))
+    if n < 0x4000:
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -219,25 +221,48 @@ class SpanWriter:
 
     def __init__(self) -> None:
         self._keys: dict[str, bytes] = {}
+        self._prefixes: dict[tuple[bytes, str, int], bytes] = {}
         self._shared: dict[tuple[bytes, tuple[Any, ...]], bytes] = {}
         self._events: dict[tuple[str, tuple[Any, ...]], bytes] = {}
 
     def _pair(self, tag: bytes, key: str, value: Any) -> bytes:
-        prefix = self._keys.get(key)
-        if prefix is None:
-            prefix = _ld(T1_LD, key.encode())
+        """One KeyValue field under `tag`. Strings and small ints, the common values, take a prefix (tag,
+        lengths, key, value tag) cached by key and length: ids and digests of one kind have one length."""
+        kind = type(value)
+        if kind is str:
+            raw: bytes = value.encode()
+            prefix = self._prefixes.get((tag, key, len(raw)))
+            if prefix is None:
+                prefix = self._prefix(tag, key, b"\x0a" + _varint(len(raw)), len(raw))
+            return prefix + raw
+        if kind is int and value >= 0:
+            raw = _varint(value)
+            prefix = self._prefixes.get((tag, key, -len(raw)))  # negative: a varint of that many bytes
+            if prefix is None:
+                prefix = self._prefix(tag, key, b"\x18", len(raw), -len(raw))
+            return prefix + raw
+        key_field = self._key(key)
+        any_value = _any_value(value)
+        body = key_field + b"\x12" + _varint(len(any_value)) + any_value
+        return tag + _varint(len(body)) + body
+
+    def _key(self, key: str) -> bytes:
+        field = self._keys.get(key)
+        if field is None:
+            field = _ld(T1_LD, key.encode())
             if len(self._keys) < self.CACHE_LIMIT:
-                self._keys[key] = prefix
-        if type(value) is str:
-            raw = value.encode()
-            n = len(raw)
-            any_value = (b"\x0a" + bytes((n,)) if n < 0x80 else b"\x0a" + _varint(n)) + raw
-        else:
-            any_value = _any_value(value)
-        n = len(any_value)
-        body = prefix + (b"\x12" + bytes((n,)) if n < 0x80 else b"\x12" + _varint(n)) + any_value
-        n = len(body)
-        return tag + (bytes((n,)) if n < 0x80 else _varint(n)) + body
+                self._keys[key] = field
+        return field
+
+    def _prefix(self, tag: bytes, key: str, value_head: bytes, value_size: int, size_key: int | None = None) -> bytes:
+        """The bytes of a KeyValue field up to its value's payload of `value_size` bytes."""
+        any_size = len(value_head) + value_size
+        body_size = len(self._key(key)) + 1 + len(_varint(any_size)) + any_size
+        prefix = tag + _varint(body_size) + self._key(key) + b"\x12" + _varint(any_size) + value_head
+        if len(self._prefixes) >= self.CACHE_LIMIT:
+            self._prefixes.clear()
+        self._prefixes[(tag, key, value_size if size_key is None else size_key)] = prefix
+        return prefix
 
     def shared(self, flat: tuple[Any, ...], tag: bytes = b"\x4a") -> bytes:
         """Repeated KeyValue fields (span attributes by default) of a flat `(key, value, ...)` tuple, cached."""

@@ -33,6 +33,11 @@ _GENAI_ROUTES = frozenset({Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route
 
 def peek_chunk(data: bytes, state: FlowState) -> None:
     """Answer id, model and finish reasons from relayed SSE bytes (tracing only)."""
+    peek_identity(data, state)
+    peek_finish_reasons(data, state)
+
+
+def peek_identity(data: bytes, state: FlowState) -> None:
     if state.response_id is None:
         match = _ID.search(data)
         if match:
@@ -41,11 +46,22 @@ def peek_chunk(data: bytes, state: FlowState) -> None:
         match = _MODEL.search(data)
         if match:
             state.response_model = match.group(1).decode("utf-8", "replace")
+
+
+def peek_finish_reasons(data: bytes, state: FlowState) -> None:
     if b'"finish_reason":"' in data or b'"finish_reason": "' in data:
         for match in _FINISH.finditer(data):
             reason = match.group(1).decode()
             if reason not in state.finish_reasons and len(state.finish_reasons) < MAX_FINISH_REASONS:
                 state.finish_reasons.append(reason)
+
+
+def _has_header(headers: Any, name: bytes) -> bool:
+    """`name in headers`, on mitmproxy's raw fields (a fifth of the cost of `Headers.__contains__`)."""
+    fields = getattr(headers, "fields", None)
+    if type(fields) is not tuple:
+        return name.decode() in headers
+    return any(key.lower() == name for key, _ in fields)
 
 
 class StreamPeek:
@@ -128,15 +144,11 @@ class Telemetry:
         want_facts = state.spans is not None and state.response_id is None and state.spans.sampled
         if not (want_usage or want_facts):
             return
-        if not want_usage and "content-encoding" not in flow.response.headers:
+        if not want_usage and not _has_header(flow.response.headers, b"content-encoding"):
             # Only identity for the span: the byte scan of the stream path, not a second JSON parse of the body
             # (the id and model lead an OpenAI answer; finish reasons are matched anywhere, escaped in content).
-            peek_chunk(content[:512], state)
-            if b'"finish_reason":"' in content or b'"finish_reason": "' in content:
-                for match in _FINISH.finditer(content):
-                    reason = match.group(1).decode()
-                    if reason not in state.finish_reasons and len(state.finish_reasons) < MAX_FINISH_REASONS:
-                        state.finish_reasons.append(reason)
+            peek_identity(content[:512], state)
+            peek_finish_reasons(content, state)
             return
         try:
             body = json.loads(flow.response.get_content(strict=False) or b"")
