@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import re2
 
 from rules.errors import RuleFileError
-from rules.findings import Finding
+from rules.findings import Finding, new_finding
 from rules.normalize import SET_SENTINEL, Views, iter_matches, set_hits
 from rules.pii import re2_options
 from rules.prefix import max_width, prefix_closure
@@ -131,5 +131,5 @@ class PatternDetector:
                 if s == e:
                     continue
                 start, end = view.raw_span_bytes(s, e)
-                out.append(Finding("pattern", rule.category, start, end, rule.rule, 1.0, None))
+                out.append(new_finding("pattern", rule.category, start, end, rule.rule, 1.0, None))
         return out

@@ -23,7 +23,7 @@ from operator import itemgetter
 import re2
 
 from rules import checksums
-from rules.findings import Finding
+from rules.findings import Finding, new_finding
 from rules.normalize import _UNANCHORED, SET_SENTINEL, View, Views, set_hits
 from rules.prefix import prefix_closure
 
@@ -247,7 +247,9 @@ class PiiDetector:
             w = word.casefold()
             alt = re.escape(w)
             if w[0].isascii() and w[0].isalnum():
-                alt = "(?<![a-z0-9])" + alt
+                # The boundary is checked after the first character, so every alternative starts with a
+                # literal and `re` skips positions by their first character (1.9 -> 0.4 us per window).
+                alt = f"{w[0]}(?<![a-z0-9]{w[0]}){re.escape(w[1:])}"
             if w[-1].isascii() and w[-1].isalnum():
                 alt += "(?![a-z0-9])"
             alts.append(alt)
@@ -344,4 +346,4 @@ class PiiDetector:
                 # A passed checksum outweighs a nearby "order number": lowered, still reported.
                 score = round(max(0.0, score - (0.3 if verdict else 0.5)), 3)
         rstart, rend = view.raw_span(start, end) if view.maps else (start, end)
-        return Finding(spec.kind, spec.category, rstart, rend, self._rules[i], score, verdict)
+        return new_finding(spec.kind, spec.category, rstart, rend, self._rules[i], score, verdict)

@@ -87,6 +87,12 @@ def policy_for(rule: str, *, level: int | None, action: Action | None, mask: Mas
     return RulePolicy(rule, action, level, mask, min_score, alert=level is not None and level >= ALERT_LEVEL)
 
 
+_new = object.__new__
+_D_FINDING, _D_ACTION, _D_LEVEL, _D_MASK, _D_ALERT = (
+    Decision.__dict__[n].__set__ for n in ("finding", "action", "level", "mask", "alert")
+)
+
+
 def decide(finding: Finding, policy: RulePolicy | None) -> Decision:
     """Unknown rules (a plug-in detector's own rule ids) are annotated: fail visible, not silent."""
     if policy is None:
@@ -94,4 +100,11 @@ def decide(finding: Finding, policy: RulePolicy | None) -> Decision:
     mask = None
     if policy.action is Action.MASK:
         mask = policy.mask or DEFAULT_MASKS.get(finding.kind, FALLBACK_MASK)
-    return Decision(finding, policy.action, policy.level, mask, policy.alert)
+    # Slots filled directly (rules.findings.new_finding says why): one Decision per finding per scan.
+    d = _new(Decision)
+    _D_FINDING(d, finding)
+    _D_ACTION(d, policy.action)
+    _D_LEVEL(d, policy.level)
+    _D_MASK(d, mask)
+    _D_ALERT(d, policy.alert)
+    return d

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import ahocorasick_rs
 import re2
 
-from rules.findings import Finding
+from rules.findings import Finding, new_finding
 from rules.normalize import NormalizeConfig, View, Views, found_in, iter_matches, normalize_literal
 from rules.pii import re2_options
 
@@ -170,7 +170,7 @@ class WordListDetector:
         out = []
         for s, e, rule, category in hits:
             start, end = view.raw_span_bytes(s, e)
-            out.append(Finding(kind="word", category=category, start=start, end=end, rule=rule, valid=None))
+            out.append(new_finding("word", category, start, end, rule, 1.0, None))
         return out
 
     def viable_start(self, view: View) -> int:

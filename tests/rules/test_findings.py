@@ -1,0 +1,30 @@
+"""Findings: the fast constructors build the same frozen values as the dataclass constructors."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from rules.findings import Action, Finding, new_finding
+from rules.policy import DEFAULT_MASKS, Decision, RulePolicy, decide
+
+
+def test_new_finding_equals_the_dataclass_constructor() -> None:
+    args = ("bank_card", "pii", 3, 22, "pii.bank_card", 0.9, True)
+    fast, slow = new_finding(*args), Finding(*args)
+    assert fast == slow
+    assert hash(fast) == hash(slow)
+    assert repr(fast) == repr(slow)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.start = 0  # type: ignore[misc]
+
+
+def test_decide_builds_ordinary_decisions() -> None:
+    finding = Finding("cn_mobile", "pii", 0, 11, "pii.cn_mobile", 0.85, None)
+    d = decide(finding, RulePolicy("pii.cn_mobile", Action.MASK, level=None))
+    assert d == Decision(finding, Action.MASK, None, DEFAULT_MASKS["cn_mobile"], False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.action = Action.ALLOW  # type: ignore[misc]
+    alert = decide(finding, RulePolicy("r", Action.BLOCK, level=3, alert=True))
+    assert alert == Decision(finding, Action.BLOCK, 3, None, True)
