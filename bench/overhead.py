@@ -262,9 +262,69 @@ def main() -> None:
                     except subprocess.TimeoutExpired:
                         proc.kill()
             print(f"measured {name}", file=sys.stderr)
+        ab = ab_rounds(upstream, rounds=5 if args.quick else 9, streams=20 if args.quick else 40)
     finally:
         standin.terminate()
     report(results, n)
+    report_ab(ab)
+
+
+def ab_rounds(upstream: str, rounds: int, streams: int) -> dict[str, list[float]]:
+    """Warden pass-through and guarded running side by side, measured in alternating rounds (ABBA order):
+    the shared machine's load then weighs on both alike, where the sequential rows above can differ by 30%.
+    Per round and process: CPU per chunk as in the table, (stream CPU - request CPU) / 200; and every
+    stream's time to first event."""
+    names = ("warden pass-through", "warden + builtin packs")
+    procs: dict[str, Target] = {}
+    try:
+        for name, launch in CONFIGS:
+            if name in names:
+                port = free_port()
+                command = launch(upstream, port)
+                assert command is not None
+                procs[name] = Target(name, port, subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL,
+                                                                  stderr=subprocess.DEVNULL))
+        for target in procs.values():
+            wait_port(target.port)
+            run_requests(target.port, CHAT_BODY, 100, 4, stream=False)  # warm-up
+            run_requests(target.port, SSE_BODY, 10, 1, stream=True)
+        chunk: dict[str, list[float]] = {name: [] for name in names}
+        chunk.update({f"ttfe {name}": [] for name in names})
+        for r in range(rounds):
+            for name in names if r % 2 == 0 else names[::-1]:
+                target = procs[name]
+                before = target.cpu()
+                requests = run_requests(target.port, CHAT_BODY, 100, 1, stream=False)[0]
+                middle = target.cpu()
+                firsts = run_requests(target.port, SSE_BODY, streams, 1, stream=True)[1]
+                per_request = (middle - before) / len(requests)
+                chunk[name].append(((target.cpu() - middle) / streams - per_request) / 200)
+                chunk[f"ttfe {name}"] += firsts
+        return chunk
+    finally:
+        for target in procs.values():
+            assert target.proc is not None
+            target.proc.send_signal(signal.SIGTERM)
+            try:
+                target.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                target.proc.kill()
+
+
+def report_ab(chunk: dict[str, list[float]]) -> None:
+    plain, guarded = chunk["warden pass-through"], chunk["warden + builtin packs"]
+    ratios = [g / p for p, g in zip(plain, guarded, strict=True) if p > 0]
+    us, ms = 1_000_000.0, 1000.0
+    ttfe_plain = statistics.median(chunk["ttfe warden pass-through"])
+    ttfe_guarded = statistics.median(chunk["ttfe warden + builtin packs"])
+    print(f"\nboth Warden processes side by side, {len(plain)} alternating rounds (medians):")
+    print_table([
+        ("measure", "pass-through", "guarded", "added / ratio", "target"),
+        ("CPU per chunk", f"{statistics.median(plain) * us:.0f} us", f"{statistics.median(guarded) * us:.0f} us",
+         f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})" if ratios else "-", "< 1.5x"),
+        ("time to first event", f"{ttfe_plain * ms:.2f} ms", f"{ttfe_guarded * ms:.2f} ms",
+         f"{(ttfe_guarded - ttfe_plain) * ms:+.2f} ms", "< +1 ms"),
+    ])
 
 
 def report(results: dict[str, dict[str, float]], n: int) -> None:
