@@ -1,10 +1,13 @@
-"""A fast OTLP trace encoder: SDK `ReadableSpan`s to `ExportTraceServiceRequest` protobuf bytes, by hand.
+"""Fast OTLP trace encoding, by hand: Warden's own spans written straight from their parts (`SpanWriter`, the
+hot path, see proxy/tracing.py), and SDK `ReadableSpan`s to `ExportTraceServiceRequest` protobuf bytes
+(`OtlpWireEncoder`, for spans of other origin).
 
 Why: the SDK's encoder builds one protobuf object per attribute through generic Python code and costs ~90 us
 per span (measured, bench/telemetry.py); with two spans per exchange that alone is ~15% of a request's CPU.
 Writing the wire format directly (protobuf encoding, opentelemetry-proto `trace.proto` field numbers), with
 the resource, scope and attribute keys encoded once, is several times cheaper. The output decodes to the same
-message as the SDK's `encode_spans` (tests/proxy/test_otlp_wire.py compares them).
+message as the SDK's `encode_spans` (tests/proxy/test_otlp_wire.py and tests/proxy/test_tracing.py compare
+them, the latter on whole exchanges).
 """
 
 from __future__ import annotations

@@ -291,9 +291,11 @@ class CapturingExporter:
 
     def __init__(self) -> None:
         self.requests: list[bytes] = []
+        self.batches: list[WrittenBatch] = []
 
     def export(self, spans: WrittenBatch) -> SpanExportResult:
         assert isinstance(spans, WrittenBatch)
+        self.batches.append(spans)
         self.requests.append(spans.request())
         return SpanExportResult.SUCCESS
 
@@ -358,3 +360,27 @@ def test_traceparent_is_added_once_and_a_clients_is_replaced(guard: Guard, expor
     assert mixed_case.request.headers.get_all("tracestate") == ["vendor=1"]
     server = by_kind(exporter.get_finished_spans()[-2:])[SpanKind.SERVER]
     assert server.parent is not None and format(server.parent.span_id, "016x") == "b7ad6b7169203331"
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http/protobuf"])
+def test_both_otlp_exporters_send_the_written_bytes(
+    guard: Guard, exporter: InMemorySpanExporter, protocol: str
+) -> None:
+    """The OTLP exporters turn a WrittenBatch into exactly the request the wire path wrote."""
+    from proxy.tracing import _encode_spans, _grpc_exporter
+
+    tracing, capture = both_paths(exporter)
+    exchange(make_services(guard, tracing), chat_flow({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+    assert len(capture.batches) == 2
+    batch = WrittenBatch([*capture.batches[0], *capture.batches[1]], OtlpWireEncoder(), tracing.resource,
+                         tracing.scope)
+    assert len(ExportTraceServiceRequest.FromString(batch.request()).resource_spans[0].scope_spans[0].spans) == 2
+    if protocol == "grpc":
+        grpc = _grpc_exporter()
+        request = grpc._translate_data(batch)
+        assert request == ExportTraceServiceRequest.FromString(batch.request())
+        grpc.shutdown()
+    else:
+        assert _encode_spans(batch).SerializeToString() == batch.request()
+    spans = exporter.get_finished_spans()
+    assert ExportTraceServiceRequest.FromString(_encode_spans(spans).SerializeToString()) == encode_spans(spans)
