@@ -39,6 +39,7 @@ from rules.pii import re2_options
 # testing the byte before/after a match tests the character before/after it.
 _ASCII_WORD = frozenset(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 AHO_THRESHOLD = 2_000
+ALLOW_PRECOMPUTE_MAX = 200  # allow phrases; words x phrases substring tests at load
 PREFILTER_MAX = 500  # words; a bigger fuzzy alternation grows a DFA that costs more than the view it saves
 
 
@@ -121,6 +122,13 @@ class WordListDetector:
                     allow.setdefault(n, (r.rule, "allow"))
         self._count = len(owner)
         self._words = _Matcher(owner)
+        # Words that occur inside some allow phrase: only a hit on one of them can lie inside an allow match,
+        # so texts without such a hit skip the allow pass. (None: too many phrases to precompute; always run.)
+        self._allowable: frozenset[bytes] | None = None
+        if len(allow) <= ALLOW_PRECOMPUTE_MAX:
+            self._allowable = frozenset(
+                w.encode("utf-8", "surrogatepass") for w in owner if any(w in a for a in allow)
+            )
         self._prefilter = None
         if 0 < len(owner) <= PREFILTER_MAX:
             self._prefilter = re2.compile(fuzzy_prefilter(list(owner), config), re2_options())
@@ -163,7 +171,8 @@ class WordListDetector:
             hits.append((s, e, rule, category))
         if not hits:
             return []
-        if self._allow:
+        allowable = self._allowable
+        if self._allow and (allowable is None or any(data[h[0] : h[1]] in allowable for h in hits)):
             allowed = [(a, b) for a, b, _ in self._allow.matches(view)]
             if allowed:
                 hits = [h for h in hits if not any(a <= h[0] and h[1] <= b for a, b in allowed)]

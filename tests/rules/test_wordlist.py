@@ -116,3 +116,12 @@ def test_prefilter_never_hides_a_finding(text: str) -> None:
     unfiltered = WordListDetector(RULES, CONFIG)
     unfiltered._prefilter = None
     assert DET.detect_views(Views(text, CONFIG)) == unfiltered.detect_views(Views(text, CONFIG))
+
+
+def test_allow_pass_runs_only_for_words_inside_allow_phrases(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert DET._allowable == frozenset({"枪手".encode()})
+    monkeypatch.setattr(wordlist, "ALLOW_PRECOMPUTE_MAX", 0)
+    always = WordListDetector(RULES, CONFIG)
+    assert always._allowable is None
+    for text in ("我买了一个枪手机壳", "他是个枪手", "枪手机 and 代考", "代考"):
+        assert always.detect_views(Views(text, CONFIG)) == DET.detect_views(Views(text, CONFIG)), text
