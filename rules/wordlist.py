@@ -10,13 +10,15 @@ matcher is measured, not assumed (2 loaded cores; 1 KB mixed zh/en texts the mat
                                                         the big DFA thrashes the CPU caches) and the
                                                         pre-build took up to 15 s
                   pyahocorasick (iter on str)           p50 37 us, p99 70 us, built up front (iter_long: 54/100)
-                  ahocorasick-rs (Rust, ContiguousNFA,  16 us alone (pyahocorasick 47); inside the whole scan
-                  leftmost-longest, on str)             ~180 us per text vs ~200 with pyahocorasick
+                  ahocorasick-rs (Rust, ContiguousNFA,  12 us alone on bytes, 16 on str (pyahocorasick 47);
+                  leftmost-longest)                     inside the whole scan ~180 us per text vs ~200 with
+                                                        pyahocorasick or ahocorasick-rs's DFA
     ~150 words    RE2 alternation                       ~5 us: its DFA is small and warms at once
 
 So: up to AHO_THRESHOLD words one RE2 alternation (leftmost-longest semantics) over the UTF-8 bytes; above
-it ahocorasick-rs's automaton (leftmost-longest, non-overlapping) over the text. Both return the same matches
-(tested). Reproduce with `.venv/bin/python -m bench.scan` (builtin vs builtin + 10,000 words).
+it ahocorasick-rs's automaton (leftmost-longest, non-overlapping) over the same bytes. Both return the same
+matches (tested). Lists of up to PREFILTER_MAX words also get a fuzzy prefilter over the lowered view, so a
+text none of them can match never builds the compact view (`fuzzy_prefilter`). Reproduce with `.venv/bin/python -m bench.scan` (builtin vs builtin + 10,000 words).
 
 Words that start or end with an ASCII letter or digit need an ASCII boundary on that side ("ass" is not in
 "class"); CJK words need none. An allow-list of benign phrases suppresses any word match that lies inside an
