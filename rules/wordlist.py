@@ -18,7 +18,8 @@ matcher is measured, not assumed (2 loaded cores; 1 KB mixed zh/en texts the mat
 So: up to AHO_THRESHOLD words one RE2 alternation (leftmost-longest semantics) over the UTF-8 bytes; above
 it ahocorasick-rs's automaton (leftmost-longest, non-overlapping) over the same bytes. Both return the same
 matches (tested). Lists of up to PREFILTER_MAX words also get a fuzzy prefilter over the lowered view, so a
-text none of them can match never builds the compact view (`fuzzy_prefilter`). Reproduce with `.venv/bin/python -m bench.scan` (builtin vs builtin + 10,000 words).
+text none of them can match never builds the compact view (`fuzzy_prefilter`). Reproduce with
+`.venv/bin/python -m bench.scan` (builtin vs builtin + 10,000 words).
 
 Words that start or end with an ASCII letter or digit need an ASCII boundary on that side ("ass" is not in
 "class"); CJK words need none. An allow-list of benign phrases suppresses any word match that lies inside an
