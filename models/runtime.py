@@ -17,7 +17,11 @@ from models.tokenizer import Tokenizer
 
 F32 = npt.NDArray[np.float32]
 QUERY_PREFIX = "query: "  # e5's prefix for symmetric tasks such as classification
-MAX_TOKENS = 128  # second-stage window, specials included: ~57 ms on one core (512 tokens: ~280 ms)
+# second-stage window, specials included. Attention stays local to a window, so a 512-token text costs eight
+# runs, linear in length: 45.5 ms per 512 tokens as 8 x 64 against 46.7 ms as 4 x 128 (one core, 6 layers).
+# Short windows keep one harmful sentence from being averaged away by benign neighbours: inside 20 benign
+# sentences, "谁能帮我去考四六级..." scored 0.10 in its 120-token window, 0.64 in its 56-token window.
+MAX_TOKENS = 64
 OUTPUTS = ["embedding", *(f"pool{i}" for i in POOL_LAYERS)]
 FEATURES = 384 * len(OUTPUTS)
 SIF_A = 1e-3  # smooth inverse frequency: weight a / (a + p(piece)), p from the unigram log-probability
@@ -71,25 +75,21 @@ class Runtime:
     # -- second stage -------------------------------------------------------------------------------
     def encode_ids(self, batch: Sequence[Sequence[int]]) -> F32:
         """Encoder features of content-id windows (prefix and specials added, truncated to MAX_TOKENS):
-        [N, 384 * (1 + len(POOL_LAYERS))], the sentence embedding then the raw intermediate-layer means."""
+        [N, 384 * (1 + len(POOL_LAYERS))], the sentence embedding then the raw intermediate-layer means
+        (none by default)."""
         width_out = FEATURES
         if not batch:
             return np.zeros((0, width_out), np.float32)
         tok = self.tokenizer
         seqs = [[tok.bos, *self._prefix, *ids[: MAX_TOKENS - 2 - len(self._prefix)], tok.eos] for ids in batch]
         out = np.zeros((len(seqs), width_out), dtype=np.float32)
-        # group by length so padding stays small; one run per group
-        order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
-        for start in range(0, len(order), 16):
-            group = order[start : start + 16]
-            width = max(len(seqs[i]) for i in group)
-            ids_arr = np.full((len(group), width), tok.pad, dtype=np.int64)
-            mask = np.zeros((len(group), width), dtype=np.int64)
-            for r, i in enumerate(group):
-                ids_arr[r, : len(seqs[i])] = seqs[i]
-                mask[r, : len(seqs[i])] = 1
-            parts = self._session.run(OUTPUTS, {"input_ids": ids_arr, "attention_mask": mask})
-            out[group] = np.concatenate(parts, axis=1)
+        # one run per window, never batched: the int8 kernels quantize activations with one range per run,
+        # so a batched window's features would depend on its neighbours (cosine 0.994 measured); alone, a
+        # window scores the same whatever else is judged with it, and needs no padding
+        for i, seq in enumerate(seqs):
+            arr = np.array([seq], dtype=np.int64)
+            parts = self._session.run(OUTPUTS, {"input_ids": arr, "attention_mask": np.ones_like(arr)})
+            out[i] = np.concatenate([p[0] for p in parts])
         return out
 
     def encode(self, texts: Sequence[str]) -> F32:

@@ -6,7 +6,8 @@ carries its raw [start, end) offsets, which become the finding's offsets.
 
 Stage 1 (every window): the distilled static table (mean of weighted piece vectors) and its heads; a window
 whose best category score is below the language's `first_stage_pass` is benign, decided in microseconds.
-Stage 2 (the rest): the full encoder on the window and its heads; a category fires when its score reaches
+Stage 2 (the rest): the encoder (e5-small's first export.LAYERS layers) on the window, with the window's
+static vector, and their heads; a category fires when its score reaches
 the language's threshold. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
 `score >= 0.5` means "the model says this window has the intent", whatever the language's raw threshold.
 
@@ -171,7 +172,8 @@ class SemanticDetector:
         if not todo:
             return
         emb = self._rt.encode_ids([r.window.ids for r in todo])
-        raw = self.heads.encoder.scores(self.heads.features.apply(emb))
+        static = np.stack([self._rt.static_vector(r.window.ids) for r in todo])
+        raw = self.heads.encoder.scores(self.heads.features.apply(np.hstack([emb, static])))
         for r, row in zip(todo, raw, strict=True):
             th = self.heads.thresholds[r.window.lang]
             r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}

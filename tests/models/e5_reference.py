@@ -25,7 +25,8 @@ def _ln(x: F64, w: F64, b: F64, eps: float) -> F64:
     return out
 
 
-def forward(f: E5File, ids: Sequence[int], *, pool_layers: Sequence[int] = ()) -> tuple[F64, dict[int, F64]]:
+def forward(f: E5File, ids: Sequence[int], *, layers: int | None = None,
+            pool_layers: Sequence[int] = ()) -> tuple[F64, dict[int, F64]]:
     h, nh = f.hidden, f.heads
     hd = h // nh
     word = f.q4["emb.word"]
@@ -35,7 +36,7 @@ def forward(f: E5File, ids: Sequence[int], *, pool_layers: Sequence[int] = ()) -
     x = x + f.f32["emb.pos"][: len(rows)] + f.f32["emb.type"][0]
     x = _ln(x, f.f32["emb.ln.w"][0], f.f32["emb.ln.b"][0], f.eps)
     pools: dict[int, F64] = {}
-    for i in range(f.layers):
+    for i in range(f.layers if layers is None else layers):
         p = f"l{i}."
 
         def lin(a: F64, name: str, p: str = p) -> F64:

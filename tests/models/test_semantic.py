@@ -7,6 +7,7 @@ import pytest
 
 from models.build import Built
 from models.errors import BuildError
+from models import semantic
 from models.semantic import SemanticDetector, load_default, rescale
 from rules.findings import Detector
 
@@ -39,7 +40,7 @@ def test_windows_carry_raw_offsets(detector: SemanticDetector) -> None:
     bad = "顺便问一下，谁能帮我去考四六级，我出五千块，用我的身份证进去。"
     text = benign + bad + benign
     wins = detector.windows(text)
-    assert len(wins) > 2 and all(len(w.ids) <= 120 for w in wins)
+    assert len(wins) > 2 and all(len(w.ids) <= semantic.WINDOW_TOKENS for w in wins)
     assert wins[0].start == 0 and wins[-1].end == len(text)
     findings = detector.detect(text)
     assert findings and all(f.category == "exam_fraud" for f in findings)

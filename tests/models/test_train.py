@@ -40,12 +40,14 @@ def test_training_is_deterministic(subset: Subset, heads: train.Heads) -> None:
 
 
 def test_heads_round_trip(tmp_path: Path, subset: Subset, heads: train.Heads) -> None:
-    e = subset[3]
+    joint = np.hstack([subset[3][:5], subset[2][:5]])  # encoder outputs, then the static vectors
     path = tmp_path / "heads.json"
     path.write_text(heads.to_json())
     loaded = train.Heads.load(path)
-    x = loaded.features.apply(e[:5])
-    assert np.allclose(loaded.encoder.scores(x), heads.encoder.scores(heads.features.apply(e[:5])), atol=1e-5)
+    x = loaded.features.apply(joint)
+    assert np.allclose(loaded.encoder.scores(x), heads.encoder.scores(heads.features.apply(joint)), atol=1e-5)
+    with pytest.raises(ValueError, match="columns"):
+        loaded.features.apply(subset[3][:5])
 
 
 def test_shipped_heads_fit_the_build(rt: Runtime) -> None:
