@@ -1,9 +1,10 @@
 """`warden models build`: the pinned package's file -> ONNX encoder, tokenizer, static table, in a cache.
 
 Outputs go to `<cache>/<key>/`, where the cache is `$WARDEN_MODEL_CACHE` or `~/.cache/warden/models` and the
-key names the builder version, the encoder's depth and the input file's sha256, so a new builder, depth or
-weights never reuse an old build. A build is written to a temporary sibling directory and renamed into place, under a file lock,
-so concurrent first uses (pytest-xdist workers, several proxies) build once and never see half a build.
+key names the builder version, the encoder's depth and the input file's sha256, so a new builder,
+depth or weights never reuse an old build. A build is written to a temporary sibling directory and renamed
+into place, under a file lock, so concurrent first uses (pytest-xdist workers, several proxies) build once
+and never see half a build.
 `manifest.json` records the sha256 of every output; two builds of the same input are byte-identical
 (tested): the graph serializes deterministically, and the static table is computed by single-threaded
 sessions, so float sums run in one fixed order.

@@ -20,6 +20,7 @@ cross-validated scores (fixed fold assignment), per language:
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,7 +105,7 @@ def _split(raw: F64, widths: Sequence[int]) -> list[F64]:
     if raw.shape[1] != sum(widths):
         raise ValueError(f"features have {raw.shape[1]} columns, the heads expect {sum(widths)} ({widths})")
     edges = np.cumsum([0, *widths])
-    return [raw[:, a:b] for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    return [raw[:, a:b] for a, b in itertools.pairwise(edges)]
 
 
 def _unit(x: F64) -> F64:

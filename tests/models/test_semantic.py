@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from models import semantic
 from models.build import Built
 from models.errors import BuildError
-from models import semantic
 from models.semantic import SemanticDetector, load_default, rescale
 from rules.findings import Detector
 
