@@ -17,7 +17,7 @@ matcher is measured, not assumed (2 loaded cores; 1 KB mixed zh/en texts the mat
 
 So: up to AHO_THRESHOLD words one RE2 alternation (leftmost-longest semantics) over the UTF-8 bytes; above
 it ahocorasick-rs's automaton (leftmost-longest, non-overlapping) over the same bytes. Both return the same
-matches (tested). Lists of up to PREFILTER_MAX words also get a fuzzy prefilter over the lowered view, so a
+matches (tested). Lists of up to PREFILTER_MAX words also get a fuzzy prefilter over the base view, so a
 text none of them can match never builds the compact view (`fuzzy_prefilter`). Reproduce with
 `.venv/bin/python -m bench.scan` (builtin vs builtin + 10,000 words).
 
@@ -46,21 +46,31 @@ ALLOW_PRECOMPUTE_MAX = 200  # allow phrases; words x phrases substring tests at 
 PREFILTER_MAX = 500  # words; a bigger fuzzy alternation grows a DFA that costs more than the view it saves
 
 
+# Characters whose `str.lower()` is not one character (SpecialCasing: U+0130 -> "i" + U+0307). For every
+# other character c, RE2's case-insensitive match of c.lower() accepts c (checked over all code points in
+# tests/rules/test_wordlist.py).
+LOWER_EXPANDS = "\u0130"
+
+
 def fuzzy_prefilter(words: Sequence[str], config: NormalizeConfig) -> str:
-    """An RE2 over the *lowered* view (rules.normalize.lowered_of) that matches wherever the compact view
-    could contain one of `words` (compact forms). The compact view only removes skip characters and spaces
-    from the lowered text and rewrites whitespace runs as one space; every other character is kept as is. So a
-    word's non-space characters appear in order in the lowered text with nothing but skip characters and
-    spaces between them: `c1[sep]*c2[sep]*...` matches whenever the word can. A superset, never a miss: a
-    text it does not match skips the compact view (measured on the bench texts with the builtin pack: the
-    compact view costs ~34 us per 1 KB, the prefilter ~3 us)."""
-    sep = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted(set(config.skip_chars) | {" "})) + "]*"
+    """An RE2 over the *base* view that matches wherever the compact view could contain one of `words`
+    (compact forms). The compact view is the base view lower-cased, with control whitespace as spaces, and
+    with skip characters and spaces removed or whitespace runs folded to one space; every other character
+    keeps its position in order. So a word's non-space characters appear in order in the base view, each as
+    a character whose lower case it is, with nothing but skip characters and whitespace between them:
+    `(?i:c1[sep]*c2[sep]*...)` matches whenever the word can (RE2's case folding accepts every character
+    whose `lower()` is the word's character; LOWER_EXPANDS, where that fails, always match). A superset,
+    never a miss: a text it does not match builds neither the lowered nor the compact view (bench texts with
+    the builtin pack: those views cost ~40 us per 1 KB, the prefilter ~3 us)."""
+    seps = set(config.skip_chars) | set(" \t\n\r\f\v")
+    sep = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted(seps)) + "]*"
     alts = []
     for w in words:
         chars = [re2.escape(c) for c in w if c != " "]
         if chars:
             alts.append(sep.join(chars))
-    return "|".join(alts)
+    alts.append("[" + "".join(f"\\x{{{ord(c):x}}}" for c in LOWER_EXPANDS) + "]")
+    return "(?i:" + "|".join(alts) + ")"
 
 
 class _Matcher:
@@ -159,7 +169,7 @@ class WordListDetector:
         if not self._words:
             return []
         if self._prefilter is not None and not views.has_compact and not found_in(
-            self._prefilter, views.lowered.data
+            self._prefilter, views.base.data
         ):
             return []
         view = views.compact

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -106,7 +107,7 @@ def test_prefilter_skips_the_compact_view_only_when_nothing_can_match() -> None:
 _PIECES = st.sampled_from([
     "代", "考", "替", "枪", "手", "机", "冰", "毒", "take", "TAKE", "my", "ex", "am", "EXAM", "ass", "Meth", "m",
     "e", "t", "h", " ", "  ", "\n", "\t", "*", "-", ".", "·", "•", "_", "|", "/", "~", "+", "#", "\u200b", "ａ",
-    "Ｍ", "x", "1", "的", "賣", "，",
+    "Ｍ", "x", "1", "的", "賣", "，", "İ", "I", "i", "Σ", "ς", "\u212a", "\r", "\f", "\v",
 ])
 
 
@@ -125,3 +126,31 @@ def test_allow_pass_runs_only_for_words_inside_allow_phrases(monkeypatch: pytest
     assert always._allowable is None
     for text in ("我买了一个枪手机壳", "他是个枪手", "枪手机 and 代考", "代考"):
         assert always.detect_views(Views(text, CONFIG)) == DET.detect_views(Views(text, CONFIG)), text
+
+
+def test_prefilter_sees_through_case_and_control_whitespace() -> None:
+    det = WordListDetector([WordRule("w", "c", ("wi", "代考", "ok go"))], CONFIG)
+    for text in ("WİX", "代\n考", "代\r\n考", "OK\tGO", "O\u212a GO"):
+        unfiltered = WordListDetector([WordRule("w", "c", ("wi", "代考", "ok go"))], CONFIG)
+        unfiltered._prefilter = None
+        expected = unfiltered.detect_views(Views(text, CONFIG))
+        assert expected, text
+        assert det.detect_views(Views(text, CONFIG)) == expected, text
+
+
+def test_lower_case_is_one_character_that_re2_folds_to_but_for_the_listed_few() -> None:
+    opts = re2.Options()
+    opts.case_sensitive = False
+    expands = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp < 0xE000:
+            continue
+        c = chr(cp)
+        low = c.lower()
+        if low == c:
+            continue
+        if len(low) != 1:
+            expands.append(c)
+        else:
+            assert re2.fullmatch(re2.compile(re2.escape(low), opts), c), hex(cp)
+    assert "".join(expands) == wordlist.LOWER_EXPANDS
