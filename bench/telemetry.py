@@ -2,9 +2,12 @@
 on (every request sampled, OTLP/HTTP to a receiver on loopback), in the same run against the same stand-in.
 
 Metrics are always on (they are part of both). Proxy CPU per request comes from /proc (utime + stime of the
-proxy process, so the SDK's export thread counts; the receiver runs in this process and does not). The two
-configurations alternate for `--rounds` rounds and the medians are compared. Target: added CPU per request
-under 10%. Nothing is asserted: it is a report.
+proxy process, so the SDK's export thread counts; the receiver runs in this process and does not). Each
+round starts both proxies afresh and sends each phase's requests (c=1, c=16, streams) in blocks of `--block`
+requests, alternating between the two proxies (ABBA), so that both see the same background load on a shared
+machine: whole phases in turn (the first version) moved by +-15% between runs as other work came and went.
+Per configuration, a round's figure is its CPU over all its blocks; the medians over `--rounds` rounds are
+compared. Target: added CPU per request under 10%. Nothing is asserted: it is a report.
 Run: .venv/bin/python bench/telemetry.py [--quick] [--requests N] [--rounds R]
 """
 
@@ -24,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import overhead
-from bench.overhead import PROMPT, PY, REPO, Target, free_port, measure, wait_port
+from bench.overhead import PROMPT, PY, REPO, Target, free_port, pct, run_requests, wait_port
 from tests.e2e.otlp_receiver import start_receiver
 
 TARGET_ADDED_CPU = 0.10
@@ -81,11 +84,54 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.kill()
 
 
+def paired_measure(targets: dict[str, Target], n: int, block: int) -> dict[str, dict[str, float]]:
+    """bench/overhead.py's `measure` for several proxies at once: every phase in blocks, alternating."""
+    for target in targets.values():
+        run_requests(target.port, overhead.CHAT_BODY, 100, 4, stream=False)  # warm-up
+    results: dict[str, dict[str, float]] = {name: {} for name in targets}
+    threads: dict[str, tuple[float, float]] = {name: thread_cpu(t.proc.pid) for name, t in targets.items()
+                                                if t.proc}
+    streams = max(20, n // 20)
+    phases = [(f"c{c}", overhead.CHAT_BODY, n, c, False, block) for c in (1, 16)]
+    phases.append(("stream", overhead.SSE_BODY, streams, 1, True, max(5, block // 20)))
+    for phase, body, total, concurrency, stream, size in phases:
+        cpu = dict.fromkeys(targets, 0.0)
+        lat: dict[str, list[float]] = {name: [] for name in targets}
+        firsts: dict[str, list[float]] = {name: [] for name in targets}
+        order = list(targets.items())
+        for i, start in enumerate(range(0, total, size)):
+            count = min(size, total - start)
+            for name, target in order if i % 2 == 0 else reversed(order):
+                before = target.cpu()
+                latencies, first = run_requests(target.port, body, count, concurrency, stream=stream)
+                cpu[name] += target.cpu() - before
+                lat[name] += latencies
+                firsts[name] += first
+        for name in targets:
+            r = results[name]
+            if stream:
+                r["cpu_stream"] = cpu[name] / len(lat[name])
+                r["ttfe_p50"] = statistics.median(firsts[name])
+            else:
+                r[f"cpu_req_{phase}"] = cpu[name] / len(lat[name])
+                r[f"p50_{phase}"] = statistics.median(lat[name])
+                r[f"p99_{phase}"] = pct(lat[name], 0.99)
+    time.sleep(0.3)  # let the exporter finish its last batch
+    exchanges = 100 + 2 * n + streams
+    for name, target in targets.items():
+        if target.proc:
+            start_cpu, end_cpu = threads[name], thread_cpu(target.proc.pid)
+            results[name]["cpu_main_thread"] = (end_cpu[0] - start_cpu[0]) / exchanges
+            results[name]["cpu_other_threads"] = (end_cpu[1] - start_cpu[1]) / exchanges
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer requests and one round (a smoke run)")
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--block", type=int, default=250, help="requests per block before switching proxies")
     parser.add_argument("--breakdown", action="store_true", help="also measure tracing with sampling off")
     args = parser.parse_args()
     n = 320 if args.quick else args.requests
@@ -109,21 +155,19 @@ def main() -> None:
     try:
         for r in range(rounds):
             order = list(configs.items())
-            for name, env in order if r % 2 == 0 else reversed(order):  # ABBA: no configuration always first
-                proc, port = start_warden(upstream, env)
-                try:
+            targets: dict[str, Target] = {}
+            try:
+                for name, env in order if r % 2 == 0 else reversed(order):  # ABBA: no configuration always first
+                    proc, port = start_warden(upstream, env)
+                    targets[name] = Target(name, port, proc)
                     preflight(port)
-                    before = thread_cpu(proc.pid)
-                    result = measure(Target(name, port, proc), n)
-                    time.sleep(0.3)  # let the exporter finish its last batch
-                    after = thread_cpu(proc.pid)
-                    exchanges = 100 + 2 * n + max(20, n // 20)  # measure(): warm-up, c=1, c=16, streams
-                    result["cpu_other_threads"] = (after[1] - before[1]) / exchanges
-                    result["cpu_main_thread"] = (after[0] - before[0]) / exchanges
+                for name, result in paired_measure(targets, n, args.block).items():
                     results[name].append(result)
-                finally:
-                    stop(proc)
-                print(f"round {r + 1}/{rounds}: measured {name}", file=sys.stderr)
+            finally:
+                for target in targets.values():
+                    if target.proc:
+                        stop(target.proc)
+            print(f"round {r + 1}/{rounds}: measured {', '.join(targets)}", file=sys.stderr)
     finally:
         standin.terminate()
         receiver.close()
@@ -135,7 +179,8 @@ def report(results: dict[str, list[dict[str, float]]], n: int, rounds: int, post
     off, on = med["tracing off (exporter none)"], med["tracing on (otlp, loopback)"]
     ms = 1000.0
     print(f"\n{n} chat requests (1 KB prompt) at c=1 and c=16, {max(20, n // 20)} streams of 200 SSE events; "
-          f"medians of {rounds} alternating rounds; {posts} OTLP/HTTP exports received ({size / 1e6:.1f} MB)\n")
+          f"medians of {rounds} rounds of alternating blocks; {posts} OTLP/HTTP exports received "
+          f"({size / 1e6:.1f} MB)\n")
     head = ("config", "CPU/req c1", "CPU/req c16", "CPU/stream", "p50 c1", "p99 c1", "p50 c16", "TTFE p50",
             "loop thread/exchange", "other threads/exchange")
     rows = [head]
