@@ -234,9 +234,15 @@ class Scanner:
 
     def _build_holdback(self) -> None:
         bounds: list[int] = [self._pii.max_match_len or 0, self._words.max_len]
-        pii_closures = [c for c in self._pii.closures if c is not None]
+        # One RE2 over the base view answers for the PII closures and, for lists with a prefilter, the word
+        # lists (their fuzzy closure): one match call per streamed chunk, and no lowered or compact view.
+        base_closures = [c for c in self._pii.closures if c is not None]
+        self._words_tail_on_base = self._words.tail is not None
+        if self._words.tail is not None:
+            base_closures.append(self._words.tail)
         opts = re2_options()
-        self._pii_tail = re2.compile(f"(?:{'|'.join(pii_closures)})\\z", opts) if pii_closures else None
+        self._pii_tail = re2.compile(f"(?:{'|'.join(base_closures)})\\z", opts) if base_closures else None
+        self._words_on_compact = bool(len(self._words)) and not self._words_tail_on_base
         skip = "".join(f"\\x{{{ord(c):x}}}" for c in sorted(set(self.config.skip_chars)))
         pat_closures = [c for c in self._patterns.closures if c is not None]
         self._pattern_tail = None
@@ -280,12 +286,13 @@ class Scanner:
             start = self._pii_tail._regexp.Match(_UNANCHORED, v.data, 0, len(v.data))[0][0]
             if 0 <= start < len(v.data):
                 q = min(q, max(lo, v.raw_start(v.char_index(start))))
-        compact = views.compact
         if self._pattern_tail is not None:
+            compact = views.compact
             start = self._pattern_tail._regexp.Match(_UNANCHORED, compact.data, 0, len(compact.data))[0][0]
             if 0 <= start < len(compact.data):
                 q = min(q, max(lo, compact.raw_start(compact.char_index(start))))
-        if len(self._words):
+        if self._words_on_compact:
+            compact = views.compact
             s = self._words.viable_start(compact)
             if s < len(compact.text):
                 q = min(q, max(lo, compact.raw_start(s)))

@@ -73,6 +73,35 @@ def fuzzy_prefilter(words: Sequence[str], config: NormalizeConfig) -> str:
     return "(?i:" + "|".join(alts) + ")"
 
 
+def fuzzy_tail(words: Sequence[str], config: NormalizeConfig) -> str | None:
+    """An RE2 over the *base* view for the stream hold-back: followed by `\\z`, it matches every suffix whose
+    compact form could still grow into one of `words` (compact forms). The word list's exact question (is
+    the compact view's tail, trailing skip characters stripped, a prefix of a word?) needs the compact view;
+    this one is asked of the base view the PII closures run on, so a streamed chunk builds no other view.
+    Same reasoning as `fuzzy_prefilter`: a prefix's non-space characters appear in order in the base view,
+    case-folded, with only skip characters and whitespace between and after them; so each word contributes
+    its prefix closure `c1(?:sep*c2(?:sep*c3)?)?` and the whole is followed by `sep*`. A superset, never a
+    miss (more hold-back, never less; the stream caps it at `max_hold_back + 1`). None when a word contains
+    U+0307: the only character RE2's case folding cannot reach (U+0130 lowers to "i" + U+0307) could then be
+    inside a viable prefix."""
+    if any("\u0307" in w for w in words):
+        return None
+    seps = set(config.skip_chars) | set(" \t\n\r\f\v")
+    sep = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in sorted(seps)) + "]*"
+    alts = []
+    for w in dict.fromkeys(words):
+        chars = [re2.escape(c) for c in w if c != " "]
+        if not chars:
+            continue
+        closure = chars[-1]
+        for c in reversed(chars[:-1]):
+            closure = f"{c}(?:{sep}{closure})?"
+        alts.append(closure)
+    if not alts:
+        return None
+    return "(?i:(?:" + "|".join(alts) + ")" + sep + ")"
+
+
 class _Matcher:
     """Leftmost-longest non-overlapping matches of a set of literals in a view's UTF-8 bytes, as (start, end,
     value) byte offsets: findings map bytes to the raw text directly (View.raw_span_bytes)."""
@@ -149,6 +178,9 @@ class WordListDetector:
         self.max_len = max((len(w) for w in (*owner, *allow)), default=0)
         # Every prefix of every word or allow phrase: the stream holds back a tail only while it could still
         # grow into one of them.
+        # The same question over the base view, for lists small enough to have the prefilter (the compact
+        # view is then rarely built while streaming): see `fuzzy_tail`.
+        self.tail = fuzzy_tail([*owner, *allow], config) if self._prefilter is not None else None
         self._prefixes = frozenset(w[:i] for w in (*owner, *allow) for i in range(1, len(w) + 1))
         self._first = frozenset(w[0] for w in (*owner, *allow))
         self._skip = config.skip_chars

@@ -104,3 +104,28 @@ def test_blocking_finding_stops_the_stream() -> None:
     assert step.blocked and step.text == ""
     assert any(d.action is Action.BLOCK for d in step.decisions)
     assert stream.feed("more").blocked and stream.flush().text == ""
+
+
+def test_every_split_with_words_held_back_on_the_compact_view(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    # Lists too big for a prefilter have no base-view tail: the hold-back asks the compact view instead.
+    from rules import wordlist
+
+    monkeypatch.setattr(wordlist, "PREFILTER_MAX", 0)
+    path = tmp_path / "annotate.yaml"
+    path.write_text("- {rule: exam_fraud, action: annotate}\n- {rule: prompt_injection, action: annotate}\n",
+                    "utf-8")
+    compact_scanner = Scanner.load([path])
+    assert compact_scanner._words_on_compact
+    for text in (WORDS_TEXT, REAL_TEXTS[0]):
+        expected = whole(compact_scanner, text)
+        for i in range(len(text) + 1):
+            assert streamed(compact_scanner, [text[:i], text[i:]]) == expected, i
+        assert streamed(compact_scanner, list(text)) == expected
+
+
+def test_builtin_word_lists_hold_back_on_the_base_view(scanner: Scanner) -> None:
+    assert not scanner._words_on_compact
+    stream = StreamScanner(scanner)
+    assert stream.feed("hello, 找人代").text == "hello, 找人"  # 代 may still become 代考
+    assert stream.feed("码").text == "代码"

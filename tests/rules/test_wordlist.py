@@ -154,3 +154,39 @@ def test_lower_case_is_one_character_that_re2_folds_to_but_for_the_listed_few() 
         else:
             assert re2.fullmatch(re2.compile(re2.escape(low), opts), c), hex(cp)
     assert "".join(expands) == wordlist.LOWER_EXPANDS
+
+
+_TAIL = re2.compile(f"(?:{DET.tail})\\z", wordlist.re2_options())
+
+
+def _tail_hold(text: str) -> int:
+    """Raw index where the base-view fuzzy tail starts holding back (len(text): nothing held)."""
+    base = Views(text, CONFIG).base
+    m = _TAIL.search(base.data)
+    if m is None:
+        return len(text)
+    return base.raw_start(base.char_index(m.start()))
+
+
+def _exact_hold(text: str) -> int:
+    compact = Views(text, CONFIG).compact
+    s = DET.viable_start(compact)
+    return len(text) if s >= len(compact.text) else compact.raw_start(s)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_fuzzy_tail_holds_back_at_least_what_the_exact_check_does(text: str) -> None:
+    assert _tail_hold(text) <= _exact_hold(text)
+
+
+def test_fuzzy_tail_examples() -> None:
+    assert DET.tail is not None
+    for text, held in [("我想找人代", "代"), ("我想找人代 ", "代 "), ("please TAKE my Ex", "TAKE my Ex"),
+                       ("hello world", ""), ("代**", "代**"), ("买点冰", "冰"), ("ＭＥ", "ＭＥ")]:
+        assert text[_tail_hold(text) :] == held, text
+
+
+def test_no_fuzzy_tail_when_a_word_holds_a_combining_dot() -> None:
+    assert wordlist.fuzzy_tail(["wi\u0307x"], CONFIG) is None
+    assert WordListDetector([WordRule("w", "c", ("wi\u0307x",))], CONFIG).tail is None
