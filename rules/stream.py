@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from rules import masking
 from rules.findings import Action, Finding
-from rules.normalize import Views
+from rules.normalize import Views, changing_chars
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault
 from rules.scanner import Scanner
@@ -57,7 +57,8 @@ class StreamScanner:
     `viable_start_views`, and one `scan_from` only when something is released. A release without findings,
     the common case, allocates one StreamStep and touches no decision."""
 
-    __slots__ = ("_blocked", "_config", "_context", "_limit", "_pending", "_released", "_scanner", "_vault")
+    __slots__ = ("_blocked", "_changing", "_config", "_context", "_dirty_end", "_limit", "_pending", "_released",
+                 "_scanner", "_vault")
 
     def __init__(self, scanner: Scanner, vault: PseudonymVault | None = None) -> None:
         self._scanner = scanner
@@ -68,6 +69,11 @@ class StreamScanner:
         self._pending = ""
         self._blocked = False
         self._limit = scanner.max_hold_back + 1
+        # Normalization is per code point, so a window whose characters are all left alone by it is its own
+        # base view: only each delta is tested (`changing_chars`), and the window is searched again only
+        # while it still holds a character fed at or before stream index `_dirty_end`.
+        self._changing = changing_chars(self._config.traditional_to_simplified)
+        self._dirty_end = 0  # stream index just past the last delta that held a character to rewrite
 
     @property
     def blocked(self) -> bool:
@@ -87,7 +93,12 @@ class StreamScanner:
         context = self._context
         off = len(context)
         window = context + pending
-        views = Views(window, self._config)
+        if not delta.isascii() and not self._changing.isdisjoint(delta):
+            self._dirty_end = self._released + len(pending)
+        if self._dirty_end > self._released - off:
+            views = Views(window, self._config)
+        else:
+            views = Views.unchanged(window, self._config)
         # The window's views serve both questions: what may still grow into a match, and what is found.
         excess = len(pending) - self._limit
         cut = self._scanner.viable_start_views(views, off + excess if excess > 0 else off) - off

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re2
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules.normalize import (
@@ -137,3 +137,24 @@ def test_set_hits_reads_the_sentinel_and_fails_closed() -> None:
             return None
 
     assert set_hits(OutOfMemory(), sentinel, 3, b"abc") == [0, 1, 2]
+
+
+_MIXED = st.lists(st.sampled_from([
+    "代", "考", "的", "賣", "，", "。", "ａ", "１", "\u200b", "\u00ad", "\ufeff", "İ", "Ｍ", "㈱", "ﬁ", " ", "*", "-",
+    "take", "TAKE", "138", "\n", "\t", "x",
+]), max_size=16).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_MIXED)
+def test_a_text_without_changing_characters_is_its_own_base_view(text: str) -> None:
+    from rules.normalize import changing_chars
+
+    views = Views(text, CONFIG)
+    if changing_chars(True).isdisjoint(text):
+        assert views.base.text == text and views.base.maps == ()
+        fast = Views.unchanged(text, CONFIG)
+        assert fast.base.data == views.base.data
+        assert fast.compact.text == views.compact.text
+    else:
+        assert views.base.text != text or views.base.maps != ()

@@ -129,3 +129,21 @@ def test_builtin_word_lists_hold_back_on_the_base_view(scanner: Scanner) -> None
     stream = StreamScanner(scanner)
     assert stream.feed("hello, 找人代").text == "hello, 找人"  # 代 may still become 代考
     assert stream.feed("码").text == "代码"
+
+
+_MIXED_PIECES = st.sampled_from([
+    "代", "考", "代考", "的", "賣", "，", "。", "ａ", "１", "１３８", "\u200b", "\u00ad", "Ｍ", "ﬁ", " ", "*", "-",
+    "take my exam", "TAKE", "138", "1234", "5678", "\n", "x", "@", "zhang.san", "example.com", "枪手", "机",
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_MIXED_PIECES, max_size=20), st.data())
+def test_mixed_text_any_split(scanner: Scanner, pieces: list[str], data: st.DataObject) -> None:
+    # Full-width, invisible and traditional characters arrive in some chunks only: the window's base view is
+    # searched again exactly while it holds one of them.
+    text = "".join(pieces)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    assert streamed(scanner, chunks) == whole(scanner, text)
+    assert streamed(scanner, list(text)) == whole(scanner, text)
