@@ -271,6 +271,12 @@ class PiiDetector:
         hits = set_hits(self._set, self._sentinel, len(self.specs), data)
         if not hits:
             return []
+        return self.detect_hits(view, hits)
+
+    def detect_hits(self, view: View, hits: Sequence[int]) -> list[Finding]:
+        """Findings of the specs `hits` (indices, ascending) in the base `view`: what `detect_views` does
+        after its Set pass, for a caller that ran the specs' `prefilter`s in a Set of its own."""
+        data = view.data
         found: list[tuple[int, int, int, bool | None]] = []
         for i in hits:
             self._run(i, data, found)

@@ -25,7 +25,7 @@ import re2
 from rules.errors import RuleFileError
 from rules.findings import SEVERITY, Action, Detector, Finding, FindingFilter
 from rules.loader import LoadedRules, RuleEntry, load
-from rules.normalize import _UNANCHORED, Views, warm_up
+from rules.normalize import _UNANCHORED, SET_SENTINEL, Views, set_hits, warm_up
 from rules.patterns import PatternDetector, PatternRule
 from rules.pii import BUILTIN_SPECS, PiiDetector, re2_options
 from rules.policy import Decision, MaskSpec, RulePolicy, decide, policy_for
@@ -129,6 +129,7 @@ class Scanner:
         self._extra = tuple(extra_detectors)
         self._filters = tuple(filters)
         self._build_holdback()
+        self._build_window_set()
         digest = hashlib.sha256(ENGINE_VERSION.encode())
         digest.update(json.dumps(_jsonable({
             "normalize": [
@@ -181,6 +182,29 @@ class Scanner:
             views.compact  # noqa: B018 -- patterns need it anyway: the word prefilter would be wasted work
         findings += self._words.detect_views(views)
         findings += self._patterns.detect_views(views)
+        return self._finish(text, start, findings)
+
+    def scan_window(self, text: str, start: int, views: Views) -> ScanResult:
+        """`scan_from` for a stream's window (released context + unreleased text, ~100 characters): the same
+        findings, with the PII kinds' prefilters and the word list's prefilter run as ONE re2.Set over the
+        base view instead of two searches (an RE2 call costs ~0.8 us in the binding alone, more than the
+        matching on a window). Falls back to `scan_from` where that Set is not built (no PII kinds, a word
+        list without a prefilter, or rule patterns: they need the compact view anyway)."""
+        wset = self._window_set
+        if wset is None or not text:
+            return self.scan_from(text, start, views)
+        view = views.base
+        hits = set_hits(wset, self._window_sentinel, self._window_words + 1, view.data)
+        if hits and hits[-1] == self._window_words:
+            findings = self._pii.detect_hits(view, hits[:-1]) if len(hits) > 1 else []
+            findings += self._words.detect_views(views, prefiltered=True)
+        elif hits:
+            findings = self._pii.detect_hits(view, hits)
+        else:
+            findings = []
+        return self._finish(text, start, findings)
+
+    def _finish(self, text: str, start: int, findings: list[Finding]) -> ScanResult:
         for det in self._extra:
             findings.extend(det.detect(text))
         for flt in self._filters:
@@ -190,6 +214,21 @@ class Scanner:
         if not findings:
             return EMPTY_RESULT
         return self._decide(self._resolve(findings))
+
+    def _build_window_set(self) -> None:
+        self._window_set: Any = None
+        self._window_sentinel = -1
+        self._window_words = len(self._pii.specs)  # the word prefilter's index in the Set
+        words = self._words.prefilter_pattern
+        if not self._pii.specs or words is None or self._patterns_need_compact:
+            return
+        wset = re2.Set.SearchSet(re2_options())
+        for spec in self._pii.specs:
+            wset.Add(spec.prefilter)
+        wset.Add(words)
+        self._window_sentinel = wset.Add(SET_SENTINEL)
+        wset.Compile()
+        self._window_set = wset
 
     def _resolve(self, findings: list[Finding]) -> list[Finding]:
         mins = self._min_scores

@@ -116,7 +116,7 @@ class StreamScanner:
         return self._release(len(self._pending), window, Views(window, self._config), len(self._context))
 
     def _release(self, cut: int, window: str, views: Views, off: int) -> StreamStep:
-        result = self._scanner.scan_from(window, off, views)
+        result = self._scanner.scan_window(window, off, views)
         end = off + cut
         if not result.decisions:  # nothing found: release the raw text up to the hold-back point as is
             text = window[off:end]

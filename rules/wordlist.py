@@ -172,8 +172,10 @@ class WordListDetector:
                 w.encode("utf-8", "surrogatepass") for w in owner if any(w in a for a in allow)
             )
         self._prefilter = None
+        self.prefilter_pattern: str | None = None  # the stream scanner folds it into one Set with the PII kinds
         if 0 < len(owner) <= PREFILTER_MAX:
-            self._prefilter = re2.compile(fuzzy_prefilter(list(owner), config), re2_options())
+            self.prefilter_pattern = fuzzy_prefilter(list(owner), config)
+            self._prefilter = re2.compile(self.prefilter_pattern, re2_options())
         self._allow = _Matcher(allow)
         self.max_len = max((len(w) for w in (*owner, *allow)), default=0)
         # Every prefix of every word or allow phrase: the stream holds back a tail only while it could still
@@ -197,10 +199,12 @@ class WordListDetector:
     def __len__(self) -> int:
         return self._count
 
-    def detect_views(self, views: Views) -> list[Finding]:
+    def detect_views(self, views: Views, *, prefiltered: bool = False) -> list[Finding]:
+        """Findings in `views`; `prefiltered`: the caller has run `prefilter_pattern` on the base view and
+        it matched (the stream's Set), so it is not run again here."""
         if not self._words:
             return []
-        if self._prefilter is not None and not views.has_compact and not found_in(
+        if self._prefilter is not None and not prefiltered and not views.has_compact and not found_in(
             self._prefilter, views.base.data
         ):
             return []

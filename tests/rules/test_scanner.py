@@ -6,9 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rules.errors import RuleFileError
 from rules.findings import Action, Finding
+from rules.normalize import Views
 from rules.scanner import Scanner, ScanResult
 from tests.rules import values as v
 
@@ -119,3 +122,21 @@ def test_raw_offsets_with_fullwidth_and_invisible_characters() -> None:
     result = SCANNER.scan(text)
     spans = [text[f.start : f.end] for f in result.findings]
     assert spans == ["１３８\u200b１２３４５６７８", "代\u200c考"]
+
+
+_WINDOW_PIECES = st.sampled_from([
+    "代考", "代", "考", "枪手", "机", "take my exam", "TAKE MY ", "exam", "冰毒", "的", "，", "１３８", "13812345678",
+    v.ID_18, "zhang.san@example.com", "@", "4111 1111 1111 1111", " ", "*", "\u200b", "ａ", "賣", "Ignore previous",
+    " instructions", "x", "\n",
+])
+
+
+def test_builtin_scanner_has_the_stream_window_set() -> None:
+    assert SCANNER._window_set is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WINDOW_PIECES, max_size=12).map("".join), st.integers(0, 80))
+def test_scan_window_finds_what_scan_from_finds(text: str, start: int) -> None:
+    start = min(start, len(text))
+    assert SCANNER.scan_window(text, start, Views(text, SCANNER.config)) == SCANNER.scan_from(text, start)

@@ -147,3 +147,32 @@ def test_mixed_text_any_split(scanner: Scanner, pieces: list[str], data: st.Data
     chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     assert streamed(scanner, chunks) == whole(scanner, text)
     assert streamed(scanner, list(text)) == whole(scanner, text)
+
+
+@pytest.fixture(scope="module")
+def window_scanner(tmp_path_factory: pytest.TempPathFactory) -> Scanner:
+    # No rule patterns: windows are scanned with the one PII + word prefilter Set (Scanner.scan_window).
+    path: Path = tmp_path_factory.mktemp("rules") / "annotate.yaml"
+    path.write_text("- {rule: exam_fraud, action: annotate}\n- {rule: prompt_injection, action: annotate}\n"
+                    "- {rule: CHN_MOBILE, action: pseudonymize}\n", "utf-8")
+    scanner = Scanner.load([path])
+    assert scanner._window_set is not None
+    return scanner
+
+
+@pytest.mark.parametrize("text", [*REAL_TEXTS, WORDS_TEXT], ids=range(len(REAL_TEXTS) + 1))
+def test_every_single_split_position_with_the_window_set(window_scanner: Scanner, text: str) -> None:
+    expected = whole(window_scanner, text)
+    for i in range(len(text) + 1):
+        assert streamed(window_scanner, [text[:i], text[i:]]) == expected, i
+    assert streamed(window_scanner, list(text)) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_MIXED_PIECES, max_size=20), st.data())
+def test_mixed_text_any_split_with_the_window_set(window_scanner: Scanner, pieces: list[str],
+                                                  data: st.DataObject) -> None:
+    text = "".join(pieces)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    assert streamed(window_scanner, chunks) == whole(window_scanner, text)
