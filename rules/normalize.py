@@ -515,8 +515,11 @@ class Views:
     def unchanged(cls, raw: str, config: NormalizeConfig) -> Views:
         """Views of a text known to hold no character of `changing_chars` (its base view is itself): the
         same views `Views(raw, config)` builds, without searching the text for characters to rewrite."""
-        views = cls(raw, config)
+        views = cls.__new__(cls)
+        views.raw = raw
+        views.config = config
         views._base = View(raw, ())
+        views._lowered = views._compact = None
         return views
 
     @property

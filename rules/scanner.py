@@ -205,6 +205,8 @@ class Scanner:
         return self._finish(text, start, findings)
 
     def _finish(self, text: str, start: int, findings: list[Finding]) -> ScanResult:
+        if not findings and not self._extra and not self._filters:
+            return EMPTY_RESULT
         for det in self._extra:
             findings.extend(det.detect(text))
         for flt in self._filters:
@@ -322,9 +324,14 @@ class Scanner:
         q = max(lo, n - self._blind_hold) if self._blind_hold else n
         if self._pii_tail is not None:
             v = views.base
-            start = self._pii_tail._regexp.Match(_UNANCHORED, v.data, 0, len(v.data))[0][0]
-            if 0 <= start < len(v.data):
-                q = min(q, max(lo, v.raw_start(v.char_index(start))))
+            data = v.data
+            start = self._pii_tail._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0]
+            if 0 <= start < len(data):
+                # Counted from the end: the held tail is short, and decoding it is cheaper than a ByteIndex
+                # conversion from the window's start (RE2 over UTF-8 starts matches on character boundaries).
+                held = len(data) - start if len(data) == len(v.text) else len(
+                    data[start:].decode("utf-8", "surrogatepass"))
+                q = min(q, max(lo, v.raw_start(len(v.text) - held)))
         if self._pattern_tail is not None:
             compact = views.compact
             start = self._pattern_tail._regexp.Match(_UNANCHORED, compact.data, 0, len(compact.data))[0][0]
