@@ -10,8 +10,7 @@ and never see half a build.
 sessions, so float sums run in one fixed order.
 
 The static table is model2vec's distillation without a corpus: each vocabulary piece that can occur in
-Chinese or English text is encoded alone (`<s> piece </s>`) by the full 12-layer encoder (an int8 graph
-built for this step only; the shipped encoder stops at export.LAYERS), the vectors are centred
+Chinese or English text is encoded alone (`<s> piece </s>`) by the full 12-layer encoder, the vectors are centred
 and reduced with PCA, and stored as float16. Runtime weighting (SIF from the unigram log-probabilities)
 happens at load, so it can change without a rebuild.
 """
@@ -143,9 +142,9 @@ def _build(root: Path, source: Path, progress: Progress) -> Built:
         (tmp / NORMALIZATION).write_bytes(norm_map_json(f.norm_map))
         ids = static_vocabulary(f.pieces, f.scores)
         progress(f"distilling the static table: encoding {len(ids)} vocabulary pieces (about a minute)")
-        # from all 12 layers (a graph used only here): the table is the first stage and a second-stage
-        # feature, and the full depth's token vectors are what the truncated encoder lacks
-        full = export.serialize(export.encoder_model(f, layers=f.layers, pool_layers=()))
+        # from all 12 layers (a graph built only for this step when the shipped encoder is cut shorter)
+        full = encoder if f.layers == export.LAYERS else export.serialize(
+            export.encoder_model(f, layers=f.layers, pool_layers=()))
         vectors = distill(full, ids, bos=f.bos, eos=f.eos)
         del full
         table = reduce_dims(vectors, STATIC_DIM).astype(np.float16)

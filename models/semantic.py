@@ -172,8 +172,9 @@ class SemanticDetector:
         if not todo:
             return
         emb = self._rt.encode_ids([r.window.ids for r in todo])
-        static = np.stack([self._rt.static_vector(r.window.ids) for r in todo])
-        raw = self.heads.encoder.scores(self.heads.features.apply(np.hstack([emb, static])))
+        if self.heads.static_feature:
+            emb = np.hstack([emb, np.stack([self._rt.static_vector(r.window.ids) for r in todo])])
+        raw = self.heads.encoder.scores(self.heads.features.apply(emb))
         for r, row in zip(todo, raw, strict=True):
             th = self.heads.thresholds[r.window.lang]
             r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}

@@ -126,6 +126,7 @@ class Heads:
     passes: dict[str, float]  # first stage, per language
     target_fpr: float
     clear_below: float  # fusion: rescaled context score under which a keyword hit is cleared
+    static_feature: bool = False  # the second stage's features end with the window's static vector
 
     def to_json(self) -> str:
         obj = {
@@ -133,7 +134,7 @@ class Heads:
             "levels": self.levels, "target_fpr": self.target_fpr,
             "thresholds": {k: round(v, 6) for k, v in self.thresholds.items()},
             "first_stage_pass": {k: round(v, 6) for k, v in self.passes.items()},
-            "fusion_clear_below": round(self.clear_below, 6),
+            "fusion_clear_below": round(self.clear_below, 6), "static_feature": self.static_feature,
             "static": self.static.to_json(), "encoder": self.encoder.to_json(),
             "encoder_features": self.features.to_json(),
         }
@@ -148,6 +149,7 @@ class Heads:
             features=FeatureMap.from_json(obj["encoder_features"]),
             thresholds=dict(obj["thresholds"]), passes=dict(obj["first_stage_pass"]),
             target_fpr=float(obj["target_fpr"]), clear_below=float(obj["fusion_clear_below"]),
+            static_feature=bool(obj.get("static_feature", False)),
         )
 
 
@@ -241,10 +243,12 @@ def _clear_level(rescaled: F64, has_kw: npt.NDArray[np.bool_], negative: npt.NDA
 
 
 def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_raw: F64, *,
+          static_feature: bool = False,
           build_key: str, target_fpr: float = 0.02, first_stage_recall: float = 0.98) -> Heads:
     names = [c.name for c in categories]
-    joint = np.hstack([encoder_raw, static_x])
-    features = FeatureMap.fit(joint, [384] * (encoder_raw.shape[1] // 384) + [static_x.shape[1]])
+    joint = np.hstack([encoder_raw, static_x]) if static_feature else encoder_raw
+    widths = [384] * (encoder_raw.shape[1] // 384) + ([static_x.shape[1]] if static_feature else [])
+    features = FeatureMap.fit(joint, widths)
     encoder_x = features.apply(joint)
     labels = [names.index(e.label) + 1 if e.label else 0 for e in examples]
     topics = [names.index(e.topic) + 1 if e.topic else 0 for e in examples]
@@ -268,6 +272,7 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
         static=fit_stage(static_x, labels, topics, len(names)),
         encoder=fit_stage(encoder_x, labels, topics, len(names)), features=features,
         thresholds=thresholds, passes=passes, target_fpr=target_fpr,
+        static_feature=static_feature,
         clear_below=max(_clear_level(rescaled[langs == lang], has_kw[langs == lang], ~pos[langs == lang],
                                      target_fpr) for lang in LANGS),
     )

@@ -40,14 +40,27 @@ def test_training_is_deterministic(subset: Subset, heads: train.Heads) -> None:
 
 
 def test_heads_round_trip(tmp_path: Path, subset: Subset, heads: train.Heads) -> None:
-    joint = np.hstack([subset[3][:5], subset[2][:5]])  # encoder outputs, then the static vectors
+    e = subset[3][:5]
     path = tmp_path / "heads.json"
     path.write_text(heads.to_json())
     loaded = train.Heads.load(path)
-    x = loaded.features.apply(joint)
-    assert np.allclose(loaded.encoder.scores(x), heads.encoder.scores(heads.features.apply(joint)), atol=1e-5)
+    assert not loaded.static_feature
+    x = loaded.features.apply(e)
+    assert np.allclose(loaded.encoder.scores(x), heads.encoder.scores(heads.features.apply(e)), atol=1e-5)
     with pytest.raises(ValueError, match="columns"):
-        loaded.features.apply(subset[3][:5])
+        loaded.features.apply(np.hstack([e, subset[2][:5]]))
+
+
+def test_static_vector_as_a_second_stage_feature(tmp_path: Path, subset: Subset) -> None:
+    cats, ex, s, e = subset
+    heads = train.train(cats, ex, s, e, build_key="k", static_feature=True)
+    joint = np.hstack([e[:5], s[:5]])  # encoder outputs, then the static vectors
+    path = tmp_path / "heads.json"
+    path.write_text(heads.to_json())
+    loaded = train.Heads.load(path)
+    assert loaded.static_feature and loaded.features.widths == (*[384] * (e.shape[1] // 384), s.shape[1])
+    assert np.allclose(loaded.encoder.scores(loaded.features.apply(joint)),
+                       heads.encoder.scores(heads.features.apply(joint)), atol=1e-5)
 
 
 def test_shipped_heads_fit_the_build(rt: Runtime) -> None:
