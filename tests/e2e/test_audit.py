@@ -6,6 +6,7 @@ import json
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -96,7 +97,9 @@ def test_sigkill_under_load_loses_no_acknowledged_exchange(standin: Process, tmp
                     response = client.post("/v1/chat/completions", headers={"X-Request-ID": request_id},
                                            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
                 except httpx.HTTPError:
-                    return
+                    if proc.poll() is not None:
+                        return  # killed: the load is over
+                    continue  # a timeout on a loaded machine: not acknowledged, keep loading
                 if response.status_code == 200:
                     with lock:
                         acknowledged.append(request_id)
@@ -104,7 +107,9 @@ def test_sigkill_under_load_loses_no_acknowledged_exchange(standin: Process, tmp
     threads = [threading.Thread(target=load, args=(i,)) for i in range(4)]
     for t in threads:
         t.start()
+    deadline = time.monotonic() + 120
     while len(acknowledged) < 200:
+        assert time.monotonic() < deadline, f"only {len(acknowledged)} exchanges acknowledged in 120 s"
         threading.Event().wait(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
