@@ -1,11 +1,12 @@
 """Incremental scanning of streamed text with a bounded hold-back (DESIGN section 4).
 
 `feed(delta)` appends to the unreleased text, asks the scanner where the shortest suffix begins that could
-still grow into a match (`Scanner.viable_start`: prefix closures of the PII and rule patterns, the prefix
-set of the word lists), moves that point back to the start of any finding that straddles it, and releases
-everything before it, masked exactly as `masking.apply` would mask the whole text. Only the unreleased text
-plus `CONTEXT` released characters (for boundaries and context words) are scanned again; released text is
-never rescanned from the start.
+still grow into a match (`Scanner.viable_start`: prefix closures of the PII and rule patterns; for word
+lists small enough to have a prefilter, fuzzy prefix closures over the base view, a superset of their exact
+prefix set, which bigger lists check on the compact view), moves that point back to the start of any
+finding that straddles it, and releases everything before it, masked exactly as `masking.apply` would mask
+the whole text. Only the unreleased text plus `CONTEXT` released characters (for boundaries and context
+words) are scanned again; released text is never rescanned from the start.
 
 Bounds: the held suffix is at most `scanner.max_hold_back + 1` normalized characters (invisible characters
 inside it come on top). Detectors without a bound are capped: the e-mail pattern at 153 characters, JWTs at
@@ -52,10 +53,15 @@ BLOCKED = StreamStep("", blocked=True)
 class StreamScanner:
     """Scans one stream. Not thread-safe: feed it from one thread (the stream callable).
 
-    Cost per feed (the stream callable runs it once per SSE event, so it is the guard's per-chunk cost): one
-    normalization of the window (`Views`, shared by the hold-back question and the scan), one
-    `viable_start_views`, and one `scan_from` only when something is released. A release without findings,
-    the common case, allocates one StreamStep and touches no decision."""
+    Cost per feed (the stream callable runs it once per SSE event, so it is the guard's per-chunk cost; an
+    RE2 call costs ~0.7 us in the binding alone, more than matching ~100 characters): the delta is tested
+    against the characters normalization rewrites (a window without any is its own base view, no search);
+    one RE2 over the base view for the hold-back (`viable_start_views`: PII closures and the word lists'
+    fuzzy closures in one pattern); and, only when something is released, one re2.Set over the window
+    (`Scanner.scan_window`: the PII prefilters and the word prefilter together). No lowered or compact view
+    is built unless a word may match or rule patterns are loaded. A release without findings, the common
+    case, allocates one StreamStep and touches no decision. In-process, builtin packs: ~5.5 us per feed
+    (was ~17 us with a full normalization, the word list's Python prefix loop and two prefilter calls)."""
 
     __slots__ = ("_blocked", "_changing", "_config", "_context", "_dirty_end", "_limit", "_pending", "_released",
                  "_scanner", "_vault")
