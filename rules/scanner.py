@@ -25,7 +25,7 @@ import re2
 from rules.errors import RuleFileError
 from rules.findings import SEVERITY, Action, Detector, Finding, FindingFilter
 from rules.loader import LoadedRules, RuleEntry, load
-from rules.normalize import _UNANCHORED, SET_SENTINEL, Views, set_hits, warm_up
+from rules.normalize import _UNANCHORED, SET_SENTINEL, Views, warm_up
 from rules.patterns import PatternDetector, PatternRule
 from rules.pii import BUILTIN_SPECS, PiiDetector, re2_options
 from rules.policy import Decision, MaskSpec, RulePolicy, decide, policy_for
@@ -194,7 +194,14 @@ class Scanner:
         if wset is None or not text:
             return self.scan_from(text, start, views)
         view = views.base
-        hits = set_hits(wset, self._window_sentinel, self._window_words + 1, view.data)
+        raw_hits = self._window_match(view.data)  # the binding's Set directly: its wrapper adds a Python call
+        sentinel = self._window_sentinel
+        if raw_hits and len(raw_hits) == 1 and raw_hits[0] == sentinel:  # the common case: nothing at all
+            return self._finish(text, start, []) if self._extra or self._filters else EMPTY_RESULT
+        if not raw_hits or sentinel not in raw_hits:
+            hits = list(range(self._window_words + 1))  # the Set failed (out of memory): run everything
+        else:
+            hits = sorted(i for i in raw_hits if i != sentinel)
         if hits and hits[-1] == self._window_words:
             findings = self._pii.detect_hits(view, hits[:-1]) if len(hits) > 1 else []
             findings += self._words.detect_views(views, prefiltered=True)
@@ -231,6 +238,7 @@ class Scanner:
         self._window_sentinel = wset.Add(SET_SENTINEL)
         wset.Compile()
         self._window_set = wset
+        self._window_match = wset._set.Match
 
     def _resolve(self, findings: list[Finding]) -> list[Finding]:
         mins = self._min_scores
