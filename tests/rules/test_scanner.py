@@ -140,3 +140,12 @@ def test_builtin_scanner_has_the_stream_window_set() -> None:
 def test_scan_window_finds_what_scan_from_finds(text: str, start: int) -> None:
     start = min(start, len(text))
     assert SCANNER.scan_window(text, start, Views(text, SCANNER.config)) == SCANNER.scan_from(text, start)
+
+
+def test_scan_window_fails_closed_when_its_set_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    # RE2's Set answers "no match" (no sentinel) when its DFA runs out of memory: then every kind runs.
+    scanner = Scanner.load()
+    monkeypatch.setattr(scanner, "_window_match", lambda data: [])
+    text = "hello 13812345678, 找人代考"
+    assert scanner.scan_window(text, 0, Views(text, scanner.config)) == scanner.scan_from(text, 0)
+    assert scanner.scan_from(text, 0).findings
