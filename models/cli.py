@@ -68,12 +68,13 @@ def _train(args: argparse.Namespace) -> int:
     print(f"warden models: encoding {len(texts)} exemplars", file=sys.stderr)
     static_x = rt.static_vectors(texts).astype(np.float64)
     encoder_x = rt.encode(texts).astype(np.float64)
-    heads = train.train(cats, examples, static_x, encoder_x, build_key=built.directory.name,
+    heads = train.train(cats, examples, static_x, encoder_x, early_raw=encoder_x[:, runtime.EARLY_COLUMNS],
+                        build_key=built.directory.name,
                         target_fpr=args.target_fpr)
     out: Path = args.out or semantic.heads_path()
     out.write_text(heads.to_json(), "utf-8")
     print(f"categories {', '.join(heads.categories)}; thresholds {heads.thresholds}; "
-          f"first-stage pass {heads.passes}", file=sys.stderr)
+          f"first-stage pass {heads.passes}; early exit below {heads.early_exit}", file=sys.stderr)
     print(out)
     return EXIT_OK
 

@@ -13,8 +13,12 @@ core (issue 7 asks <= 50 ms per 512-token window):
   attention's 1/sqrt(head_dim) is folded into Q's weights and bias.
 - Attention is written out (MatMul, additive mask, Softmax, MatMul): 45-49 ms against 53-57 ms for the
   same graph with com.microsoft `MultiHeadAttention`, whose CPU kernel is slow at these sizes.
-- `layers` can cut the encoder to its first layers (cost is linear in depth); the shipped depth is
-  `LAYERS` (measured against accuracy in README's semantic section).
+- The shipped encoder is two graphs (early exit): layers [0, EXIT_LAYER) from the token ids, which also
+  outputs its hidden states, and layers [EXIT_LAYER, LAYERS) from those states. A window whose score on the
+  first graph's pooled states is clearly benign stops there (models/semantic.py). The cut costs little:
+  one core, 512 tokens as 8 windows, 89-90 ms as one graph, 93 ms as two (44.7 + 48.5), at
+  ORT_ENABLE_BASIC: the extended level fuses the second graph's Add + LayerNormalization into
+  SkipLayerNormalization, which measured slower here (103 ms for both graphs).
 
 The word embedding stays packed 4-bit, gathered per token and unpacked with standard bit operators.
 Outputs: `embedding`, the L2-normalized mean over all tokens (including `<s>`/`</s>`, as e5.c pools) of the
@@ -40,6 +44,7 @@ MS_DOMAIN = "com.microsoft"
 # gambling); README's semantic section has the table. Features: the embedding and the means after layers
 # 6, 8 and 10.
 LAYERS = 12
+EXIT_LAYER = 6  # the early-exit graph's depth: 45 ms per 512 tokens (one core)
 POOL_LAYERS: tuple[int, ...] = (6, 8, 10)
 
 
@@ -86,49 +91,61 @@ def _dense(f: E5File, name: str) -> tuple[npt.NDArray[np.float32], npt.NDArray[n
 
 def encoder_model(f: E5File, *, layers: int = LAYERS,
                   pool_layers: tuple[int, ...] = POOL_LAYERS) -> onnx.ModelProto:
-    """The sentence encoder: input_ids [B,T] int64, attention_mask [B,T] int64 -> embedding [B,384]
-    (the normalized mean after `layers` layers), and `pool<i>` [B,384]: the masked mean of the hidden
-    states after i layers, unnormalized. Intermediate layers carry more of the request-versus-topic signal
-    than the last one (see README's semantic section for the measurements behind LAYERS and POOL_LAYERS)."""
-    if not 1 <= layers <= f.layers or any(not 1 <= i < layers for i in pool_layers):
-        raise ValueError(f"layers {layers} (file has {f.layers}), pool_layers {pool_layers}: need 1 <= i < layers")
+    """Layers [0, layers) in one graph (the static table's distillation runs all 12): outputs `embedding` and
+    `pool<i>` for i in `pool_layers` (i < layers), the unnormalized masked mean after i layers."""
+    if any(i >= layers for i in pool_layers):
+        raise ValueError(f"pool_layers {pool_layers} must be < layers {layers}")
+    return encoder_part(f, 0, layers, pool_layers=pool_layers)
+
+
+def encoder_part(f: E5File, start: int, stop: int, *, pool_layers: tuple[int, ...] = (),
+                 hidden_out: bool = False) -> onnx.ModelProto:
+    """Layers [start, stop). start == 0: inputs input_ids, attention_mask; else inputs `hidden` [B,T,H] (the
+    states after `start` layers) and attention_mask. Outputs: `embedding` (normalized mean after stop),
+    `pool<i>` for i in pool_layers (start < i <= stop), and `hidden` after stop when hidden_out."""
+    if not 0 <= start < stop <= f.layers or any(not start < i <= stop for i in pool_layers):
+        raise ValueError(f"layers [{start}, {stop}) (file has {f.layers}), pool_layers {pool_layers}")
     g = _Graph()
     H, nh = f.hidden, f.heads
     hd = H // nh
-    word = f.q4["emb.word"]
-    g.const("word.nibbles", np.ascontiguousarray(word.nibbles.reshape(word.rows, -1)))
-    g.const("word.scales", word.scales)
-    g.const("pos", f.f32["emb.pos"])
-    g.const("type0", f.f32["emb.type"][0])
-    g.const("c15", np.array(15, dtype=np.uint8))
-    g.const("c4", np.array(4, dtype=np.uint8))
-    g.const("c8", np.array(8.0, dtype=np.float32))
-    g.const("shape_blocks", np.array([0, 0, H // QK, 16], dtype=np.int64))
     g.const("shape_hidden", np.array([0, 0, H], dtype=np.int64))
     g.const("shape_heads", np.array([0, 0, nh, hd], dtype=np.int64))
     g.const("split_qkv", np.array([H, H, H], dtype=np.int64))
     g.const("axis1", np.array([1], dtype=np.int64))
     g.const("axes12", np.array([1, 2], dtype=np.int64))
     g.const("axis_last", np.array([-1], dtype=np.int64))
-    g.const("zero1", np.array([0], dtype=np.int64))
     g.const("one", np.array(1.0, dtype=np.float32))
     g.const("mask_neg", np.array(-10000.0, dtype=np.float32))
-
-    # word embedding: gather packed nibbles and per-block scales, unpack to float
-    packed = g.op("Gather", ["word.nibbles", "input_ids"], axis=0)  # [B,T,192]
-    packed = g.op("Reshape", [packed, "shape_blocks"])  # [B,T,12,16]
-    lo = g.op("BitwiseAnd", [packed, "c15"])
-    hi = g.op("BitShift", [packed, "c4"], direction="RIGHT")
-    nib = g.op("Concat", [lo, hi], axis=-1)  # [B,T,12,32]: j low, j+16 high = natural order
-    val = g.op("Sub", [g.op("Cast", [nib], to=TensorProto.FLOAT), "c8"])
-    sc = g.op("Unsqueeze", [g.op("Gather", ["word.scales", "input_ids"], axis=0), "axis_last"])
-    emb = g.op("Reshape", [g.op("Mul", [val, sc]), "shape_hidden"])  # [B,T,H]
-
-    seq = g.op("Gather", [g.op("Shape", ["input_ids"]), "axis1"], axis=0)  # [1] = T
-    pos = g.op("Slice", ["pos", "zero1", seq, "zero1"])  # [T,H]
-    x = g.op("Add", [g.op("Add", [emb, pos]), "type0"])
-    x = g.op("LayerNormalization", [x, g.const("emb.ln.w", f.f32["emb.ln.w"][0]),
-                                    g.const("emb.ln.b", f.f32["emb.ln.b"][0])], axis=-1, epsilon=f.eps)
+    if start == 0:
+        word = f.q4["emb.word"]
+        g.const("word.nibbles", np.ascontiguousarray(word.nibbles.reshape(word.rows, -1)))
+        g.const("word.scales", word.scales)
+        g.const("pos", f.f32["emb.pos"])
+        g.const("type0", f.f32["emb.type"][0])
+        g.const("zero1", np.array([0], dtype=np.int64))
+        g.const("c15", np.array(15, dtype=np.uint8))
+        g.const("c4", np.array(4, dtype=np.uint8))
+        g.const("c8", np.array(8.0, dtype=np.float32))
+        g.const("shape_blocks", np.array([0, 0, H // QK, 16], dtype=np.int64))
+        # word embedding: gather packed nibbles and per-block scales, unpack to float
+        packed = g.op("Gather", ["word.nibbles", "input_ids"], axis=0)  # [B,T,192]
+        packed = g.op("Reshape", [packed, "shape_blocks"])  # [B,T,12,16]
+        lo = g.op("BitwiseAnd", [packed, "c15"])
+        hi = g.op("BitShift", [packed, "c4"], direction="RIGHT")
+        nib = g.op("Concat", [lo, hi], axis=-1)  # [B,T,12,32]: j low, j+16 high = natural order
+        val = g.op("Sub", [g.op("Cast", [nib], to=TensorProto.FLOAT), "c8"])
+        sc = g.op("Unsqueeze", [g.op("Gather", ["word.scales", "input_ids"], axis=0), "axis_last"])
+        emb = g.op("Reshape", [g.op("Mul", [val, sc]), "shape_hidden"])  # [B,T,H]
+        seq = g.op("Gather", [g.op("Shape", ["input_ids"]), "axis1"], axis=0)  # [1] = T
+        pos = g.op("Slice", ["pos", "zero1", seq, "zero1"])  # [T,H]
+        x = g.op("Add", [g.op("Add", [emb, pos]), "type0"])
+        x = g.op("LayerNormalization", [x, g.const("emb.ln.w", f.f32["emb.ln.w"][0]),
+                                        g.const("emb.ln.b", f.f32["emb.ln.b"][0])], axis=-1, epsilon=f.eps)
+        inputs = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"])]
+    else:
+        x = "hidden_in"
+        inputs = [helper.make_tensor_value_info("hidden_in", TensorProto.FLOAT, ["batch", "seq", H])]
+    inputs.append(helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"]))
     maskf = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
     # additive attention mask [B,1,1,T]: 0 on tokens, -10000 on padding (BERT's convention)
     mask_add = g.op("Unsqueeze", [g.op("Mul", [g.op("Sub", ["one", maskf]), "mask_neg"]), "axes12"])
@@ -136,7 +153,7 @@ def encoder_model(f: E5File, *, layers: int = LAYERS,
     count = g.op("ReduceSum", [maskf, "axis1"], keepdims=0)
     pooled: list[tuple[str, str]] = []
     scale = np.float32(1.0 / np.sqrt(hd))
-    for i in range(layers):
+    for i in range(start, stop):
         p = f"l{i}."
         (wq, bq), (wk, bk), (wv, bv) = (_dense(f, p + n) for n in ("q", "k", "v"))
         qkv = g.matmul_int8(x, np.concatenate([wq * scale, wk, wv], axis=1),
@@ -159,21 +176,18 @@ def encoder_model(f: E5File, *, layers: int = LAYERS,
             summed = g.op("ReduceSum", [g.op("Mul", [x, maskf]), "axis1"], keepdims=0)
             pooled.append((g.op("Div", [summed, count]), f"pool{i + 1}"))
 
-    # masked mean over tokens, then L2 normalization
     summed = g.op("ReduceSum", [g.op("Mul", [x, maskf]), "axis1"], keepdims=0)
     mean = g.op("Div", [summed, count])
+    # masked mean over tokens, then L2 normalization
     g.nodes.append(helper.make_node("LpNormalization", [mean], ["embedding"], name="l2", axis=-1, p=2))
     for src, name in pooled:
         g.nodes.append(helper.make_node("Identity", [src], [name], name=f"out_{name}"))
-
-    graph = helper.make_graph(
-        g.nodes, "e5_small_encoder",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
-        [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", H])]
-        + [helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", H]) for _, name in pooled],
-        initializer=g.inits,
-    )
+    outputs = [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", H])]
+    outputs += [helper.make_tensor_value_info(name, TensorProto.FLOAT, ["batch", H]) for _, name in pooled]
+    if hidden_out:
+        g.nodes.append(helper.make_node("Identity", [x], ["hidden"], name="out_hidden"))
+        outputs.append(helper.make_tensor_value_info("hidden", TensorProto.FLOAT, ["batch", "seq", H]))
+    graph = helper.make_graph(g.nodes, "e5_small_encoder", inputs, outputs, initializer=g.inits)
     return _model(graph)
 
 

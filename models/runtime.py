@@ -7,12 +7,13 @@ One `Runtime` per process is enough: the tokenizer and numpy parts are pure, and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from models import build
-from models.export import POOL_LAYERS
+from models.export import EXIT_LAYER, POOL_LAYERS
 from models.tokenizer import Tokenizer
 
 F32 = npt.NDArray[np.float32]
@@ -24,6 +25,24 @@ QUERY_PREFIX = "query: "  # e5's prefix for symmetric tasks such as classificati
 MAX_TOKENS = 64
 OUTPUTS = ["embedding", *(f"pool{i}" for i in POOL_LAYERS)]
 FEATURES = 384 * len(OUTPUTS)
+EARLY_POOLS = [f"pool{i}" for i in POOL_LAYERS if i <= EXIT_LAYER]
+LATE_OUTPUTS = ["embedding", *(f"pool{i}" for i in POOL_LAYERS if i > EXIT_LAYER)]
+# the early-exit head's input: the mean after EXIT_LAYER layers, a column range of the full features
+EARLY_COLUMNS = slice(384 * OUTPUTS.index(f"pool{EXIT_LAYER}"), 384 * (OUTPUTS.index(f"pool{EXIT_LAYER}") + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Early:
+    """A window after the early-exit graph: its pooled states (the exit head's input) and what the late
+    graph needs to finish it."""
+
+    pools: dict[str, F32]  # pool<i> [384] for i <= EXIT_LAYER
+    hidden: F32  # [1, T, 384]
+    mask: npt.NDArray[np.int64]
+
+    @property
+    def exit_features(self) -> F32:
+        return self.pools[f"pool{EXIT_LAYER}"]
 SIF_A = 1e-3  # smooth inverse frequency: weight a / (a + p(piece)), p from the unigram log-probability
 
 
@@ -49,8 +68,14 @@ class Runtime:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(built.path(build.ENCODER)), opts,
-                                             providers=["CPUExecutionProvider"])
+        # basic graph optimizations only: the extended level's SkipLayerNormalization fusion made the late
+        # graph 10 ms per 512 tokens slower (export.py); the arena and memory-pattern options changed
+        # nothing measurable (within 1-2 ms of 90 ms, one core)
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        self._early = ort.InferenceSession(str(built.path(build.ENCODER_EARLY)), opts,
+                                           providers=["CPUExecutionProvider"])
+        self._late = ort.InferenceSession(str(built.path(build.ENCODER_LATE)), opts,
+                                          providers=["CPUExecutionProvider"])
         self._prefix = self.tokenizer.encode(QUERY_PREFIX.rstrip())
 
     # -- first stage --------------------------------------------------------------------------------
@@ -73,23 +98,30 @@ class Runtime:
         return float(np.count_nonzero(self._row_of[np.asarray(ids, dtype=np.int64)])) / len(ids)
 
     # -- second stage -------------------------------------------------------------------------------
-    def encode_ids(self, batch: Sequence[Sequence[int]]) -> F32:
-        """Encoder features of content-id windows (prefix and specials added, truncated to MAX_TOKENS):
-        [N, 384 * (1 + len(POOL_LAYERS))], the sentence embedding then the raw intermediate-layer means
-        (none by default)."""
-        width_out = FEATURES
-        if not batch:
-            return np.zeros((0, width_out), np.float32)
+    def early(self, ids: Sequence[int]) -> Early:
+        """The early-exit graph on one content-id window (prefix and specials added, truncated to
+        MAX_TOKENS). Windows run one by one, never batched: the int8 kernels quantize activations with one
+        range per run, so a batched window's features would depend on its neighbours (cosine 0.994
+        measured); alone, a window scores the same whatever else is judged with it, and needs no padding."""
         tok = self.tokenizer
-        seqs = [[tok.bos, *self._prefix, *ids[: MAX_TOKENS - 2 - len(self._prefix)], tok.eos] for ids in batch]
-        out = np.zeros((len(seqs), width_out), dtype=np.float32)
-        # one run per window, never batched: the int8 kernels quantize activations with one range per run,
-        # so a batched window's features would depend on its neighbours (cosine 0.994 measured); alone, a
-        # window scores the same whatever else is judged with it, and needs no padding
-        for i, seq in enumerate(seqs):
-            arr = np.array([seq], dtype=np.int64)
-            parts = self._session.run(OUTPUTS, {"input_ids": arr, "attention_mask": np.ones_like(arr)})
-            out[i] = np.concatenate([p[0] for p in parts])
+        seq = [tok.bos, *self._prefix, *ids[: MAX_TOKENS - 2 - len(self._prefix)], tok.eos]
+        arr = np.array([seq], dtype=np.int64)
+        mask = np.ones_like(arr)
+        parts = self._early.run([*EARLY_POOLS, "hidden"], {"input_ids": arr, "attention_mask": mask})
+        return Early(dict(zip(EARLY_POOLS, (p[0] for p in parts[:-1]), strict=True)), parts[-1], mask)
+
+    def late(self, early: Early) -> F32:
+        """The rest of the encoder: the window's full features [384 * len(OUTPUTS)] (the sentence embedding,
+        then the raw intermediate-layer means in POOL_LAYERS order)."""
+        parts = self._late.run(LATE_OUTPUTS, {"hidden_in": early.hidden, "attention_mask": early.mask})
+        named = {**early.pools, **dict(zip(LATE_OUTPUTS, (p[0] for p in parts), strict=True))}
+        return np.concatenate([named[n] for n in OUTPUTS])
+
+    def encode_ids(self, batch: Sequence[Sequence[int]]) -> F32:
+        """Full encoder features of content-id windows: [N, FEATURES] (both graphs on every window)."""
+        out = np.zeros((len(batch), FEATURES), dtype=np.float32)
+        for i, ids in enumerate(batch):
+            out[i] = self.late(self.early(ids))
         return out
 
     def encode(self, texts: Sequence[str]) -> F32:

@@ -6,9 +6,11 @@ carries its raw [start, end) offsets, which become the finding's offsets.
 
 Stage 1 (every window): the distilled static table (mean of weighted piece vectors) and its heads; a window
 whose best category score is below the language's `first_stage_pass` is benign, decided in microseconds.
-Stage 2 (the rest): the encoder (e5-small's first export.LAYERS layers) on the window, with the window's
-static vector, and their heads; a category fires when its score reaches
-the language's threshold. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
+Stage 2 (the rest): the encoder (e5-small's export.LAYERS layers) on the window, optionally with the
+window's static vector, and their heads; a category fires when its score reaches the language's threshold.
+Stage 2 exits early when the head on the pooled states after export.EXIT_LAYER layers finds the window
+clearly benign (the bound is chosen on the training exemplars by cross-validation, train.py): the other
+layers then never run. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
 `score >= 0.5` means "the model says this window has the intent", whatever the language's raw threshold.
 
 `context_scores(text, start, end)` is the hook of rules.fusion: the stage-2 scores of the windows covering a
@@ -59,6 +61,7 @@ class _WindowResult:
     window: Window
     first: float  # stage-1 best raw score
     second: dict[str, float] | None  # stage-2 scores rescaled (0.5 = threshold), None if not run
+    exited: bool = False  # stage 2 stopped after the early-exit graph (clearly benign)
 
 
 def rescale(raw: float, threshold: float) -> float:
@@ -169,15 +172,28 @@ class SemanticDetector:
         return results
 
     def _second(self, todo: Sequence[_WindowResult]) -> None:
-        if not todo:
-            return
-        emb = self._rt.encode_ids([r.window.ids for r in todo])
-        if self.heads.static_feature:
-            emb = np.hstack([emb, np.stack([self._rt.static_vector(r.window.ids) for r in todo])])
-        raw = self.heads.encoder.scores(self.heads.features.apply(emb))
-        for r, row in zip(todo, raw, strict=True):
-            th = self.heads.thresholds[r.window.lang]
+        """Stage 2, window by window: the early-exit graph, then, unless the early head finds the window
+        clearly benign (below the language's `early_exit`), the rest of the encoder and the full heads.
+        An exited window's scores are the early head's, scaled into [0, clear_below): below every decision
+        level, so it neither fires nor keeps a keyword hit, as the full depth would have decided."""
+        h = self.heads
+        for r in todo:
+            early = self._rt.early(r.window.ids)
+            if h.early is not None and h.early_features is not None and h.early_exit is not None:
+                raw6 = h.early.scores(h.early_features.apply(early.exit_features[None, :]))[0]
+                bound = h.early_exit[r.window.lang]
+                if float(raw6.max()) < bound:
+                    top = min(0.5, self.clear_below)
+                    r.second = {c: top * float(v) / bound for c, v in zip(self.categories, raw6, strict=True)}
+                    r.exited = True
+                    continue
+            emb = self._rt.late(early)[None, :]
+            if h.static_feature:
+                emb = np.hstack([emb, self._rt.static_vector(r.window.ids)[None, :]])
+            row = h.encoder.scores(h.features.apply(emb))[0]
+            th = h.thresholds[r.window.lang]
             r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
+            r.exited = False
 
     def detect(self, text: str) -> Sequence[Finding]:
         if sum(1 for ch in text if ch.isalnum()) < MIN_JUDGED_CHARS:

@@ -32,7 +32,11 @@ import numpy.typing as npt
 from models.categories import LANGS, Category, Exemplar
 
 F64 = npt.NDArray[np.float64]
-HEADS_VERSION = 2  # 2: second-stage features include the static vector
+HEADS_VERSION = 3  # 3: early-exit head on the encoder's EXIT_LAYER pooled states
+# The early-exit bound is this fraction of the lowest cross-validated early score among the exemplars whose
+# cross-validated full-depth score reaches a decision level (a margin: at 1.0 no training verdict changes by
+# construction, and the held-out set is never used to choose it)
+EXIT_MARGIN = 0.5
 L2 = 1.0
 SCALE = 10.0  # inputs are unit vectors; scaling them is the same as weaker regularization of the bias
 FOLDS = 5
@@ -127,6 +131,9 @@ class Heads:
     target_fpr: float
     clear_below: float  # fusion: rescaled context score under which a keyword hit is cleared
     static_feature: bool = False  # the second stage's features end with the window's static vector
+    early: StageHeads | None = None  # early-exit head on the pooled states after export.EXIT_LAYER layers
+    early_features: FeatureMap | None = None
+    early_exit: dict[str, float] | None = None  # per language: an early score below it ends the window there
 
     def to_json(self) -> str:
         obj = {
@@ -138,6 +145,9 @@ class Heads:
             "static": self.static.to_json(), "encoder": self.encoder.to_json(),
             "encoder_features": self.features.to_json(),
         }
+        if self.early is not None and self.early_features is not None and self.early_exit is not None:
+            obj |= {"early": self.early.to_json(), "early_features": self.early_features.to_json(),
+                    "early_exit": {k: round(v, 6) for k, v in self.early_exit.items()}}
         return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
 
     @classmethod
@@ -150,6 +160,9 @@ class Heads:
             thresholds=dict(obj["thresholds"]), passes=dict(obj["first_stage_pass"]),
             target_fpr=float(obj["target_fpr"]), clear_below=float(obj["fusion_clear_below"]),
             static_feature=bool(obj.get("static_feature", False)),
+            early=StageHeads.from_json(obj["early"]) if "early" in obj else None,
+            early_features=FeatureMap.from_json(obj["early_features"]) if "early_features" in obj else None,
+            early_exit=dict(obj["early_exit"]) if "early_exit" in obj else None,
         )
 
 
@@ -243,7 +256,7 @@ def _clear_level(rescaled: F64, has_kw: npt.NDArray[np.bool_], negative: npt.NDA
 
 
 def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_raw: F64, *,
-          static_feature: bool = False,
+          static_feature: bool = False, early_raw: F64 | None = None,
           build_key: str, target_fpr: float = 0.02, first_stage_recall: float = 0.98) -> Heads:
     names = [c.name for c in categories]
     joint = np.hstack([encoder_raw, static_x]) if static_feature else encoder_raw
@@ -267,12 +280,27 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
         passes[lang] = threshold_for_recall(cv_static[m & pos], first_stage_recall)
         th = thresholds[lang]
         rescaled[m] = np.where(cv_enc[m] < th, 0.5 * cv_enc[m] / th, 0.5)
+    clear_below = max(_clear_level(rescaled[langs == lang], has_kw[langs == lang], ~pos[langs == lang],
+                                   target_fpr) for lang in LANGS)
+    early = early_features = early_exit = None
+    if early_raw is not None:
+        early_features = FeatureMap.fit(early_raw, [early_raw.shape[1]])
+        early_x = early_features.apply(early_raw)
+        cv_early = cross_val_scores(early_x, labels, topics, len(names))
+        early = fit_stage(early_x, labels, topics, len(names))
+        early_exit = {}
+        for lang in LANGS:
+            m = langs == lang
+            # the lowest raw full-depth score that decides anything: a semantic hit, or a context level
+            # that keeps a keyword hit (rescaled clear_below)
+            level = thresholds[lang] * min(1.0, 2.0 * clear_below)
+            decided = cv_early[m & (cv_enc >= level)]
+            early_exit[lang] = EXIT_MARGIN * float(decided.min()) if len(decided) else 0.0
     return Heads(
         categories=tuple(names), levels={c.name: c.level for c in categories}, build_key=build_key,
         static=fit_stage(static_x, labels, topics, len(names)),
         encoder=fit_stage(encoder_x, labels, topics, len(names)), features=features,
         thresholds=thresholds, passes=passes, target_fpr=target_fpr,
-        static_feature=static_feature,
-        clear_below=max(_clear_level(rescaled[langs == lang], has_kw[langs == lang], ~pos[langs == lang],
-                                     target_fpr) for lang in LANGS),
+        static_feature=static_feature, clear_below=clear_below,
+        early=early, early_features=early_features, early_exit=early_exit,
     )

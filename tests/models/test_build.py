@@ -21,15 +21,17 @@ def test_graph_and_tokenizer_bytes_are_reproducible(built: build.Built) -> None:
     f = e5file.read(e5file.default_source())
     files = built.manifest["files"]
     assert isinstance(files, dict)
-    graph = export.serialize(export.encoder_model(f))
-    assert build.file_sha256(graph) == files[build.ENCODER]["sha256"]
+    graphs = build.encoder_graphs(f)
+    assert set(graphs) == {build.ENCODER_EARLY, build.ENCODER_LATE}
+    for name, graph in graphs.items():
+        assert build.file_sha256(export.serialize(graph)) == files[name]["sha256"]
     proto = build_model_proto(f.pieces, f.scores, bos=f.bos, eos=f.eos, pad=f.pad, unk=f.unk)
     assert build.file_sha256(proto) == files[build.TOKENIZER]["sha256"]
     assert build.file_sha256(norm_map_json(f.norm_map)) == files[build.NORMALIZATION]["sha256"]
 
 
 def test_distillation_is_deterministic(built: build.Built) -> None:
-    encoder = built.path(build.ENCODER).read_bytes()
+    encoder = built.path(build.ENCODER_EARLY).read_bytes()
     ids = np.arange(1000, 1000 + 1500, dtype=np.int64)
     a = build.distill(encoder, ids, bos=0, eos=2)
     b = build.distill(encoder, ids, bos=0, eos=2, workers=1)

@@ -8,8 +8,8 @@ import onnxruntime as ort
 import pytest
 
 from models import e5file, export
-from models.export import LAYERS, POOL_LAYERS
-from models.runtime import Runtime
+from models.export import EXIT_LAYER, LAYERS, POOL_LAYERS
+from models.runtime import OUTPUTS, Runtime
 
 from .e5_reference import forward
 
@@ -28,7 +28,15 @@ def _run(session: ort.InferenceSession, ids: list[int], names: list[str]) -> lis
 
 
 def _graph(rt: Runtime, ids: list[int]) -> list[np.ndarray]:
-    return _run(rt._session, ids, ["embedding", *(f"pool{i}" for i in POOL_LAYERS)])
+    """Both graphs: the early one from ids, the late one from its hidden states (OUTPUTS order)."""
+    arr = np.array([ids], dtype=np.int64)
+    mask = np.ones_like(arr)
+    early = [f"pool{i}" for i in POOL_LAYERS if i <= EXIT_LAYER]
+    *pools, hidden = rt._early.run([*early, "hidden"], {"input_ids": arr, "attention_mask": mask})
+    late = ["embedding", *(f"pool{i}" for i in POOL_LAYERS if i > EXIT_LAYER)]
+    named = dict(zip(early, pools, strict=True))
+    named |= dict(zip(late, rt._late.run(late, {"hidden_in": hidden, "attention_mask": mask}), strict=True))
+    return [named[n][0] for n in OUTPUTS]
 
 
 @pytest.mark.parametrize("text", TEXTS)
@@ -51,11 +59,29 @@ def test_int8_per_channel_rounds_each_weight_to_the_nearest_step() -> None:
     assert np.abs(q * scale - w).max() <= scale.max() / 2 + 1e-7
 
 
-def test_graph_uses_int8_kernels_and_stops_at_its_layers(rt: Runtime) -> None:
-    graph = onnx.load(str(rt.built.path("encoder.onnx")), load_external_data=False).graph
-    ops = [n.op_type for n in graph.node]
-    assert ops.count("DynamicQuantizeMatMul") == 4 * LAYERS  # QKV, attention out, FFN in, FFN out
-    assert "MatMulNBits" not in ops and "MultiHeadAttention" not in ops
+def test_graphs_use_int8_kernels_and_split_at_the_exit_layer(rt: Runtime) -> None:
+    early, late = (onnx.load(str(rt.built.path(name)), load_external_data=False).graph
+                   for name in ("encoder_early.onnx", "encoder_late.onnx"))
+    for graph, depth in ((early, EXIT_LAYER), (late, LAYERS - EXIT_LAYER)):
+        ops = [n.op_type for n in graph.node]
+        assert ops.count("DynamicQuantizeMatMul") == 4 * depth  # QKV, attention out, FFN in, FFN out
+        assert "MatMulNBits" not in ops and "MultiHeadAttention" not in ops
+    assert [i.name for i in late.input] == ["hidden_in", "attention_mask"]
+    assert "hidden" in [o.name for o in early.output]
+
+
+def test_two_graphs_equal_one_graph_of_all_layers(rt: Runtime, e5: e5file.E5File) -> None:
+    """The split changes no computation: the late graph continues from the early one's exact states."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    full = ort.InferenceSession(export.serialize(export.encoder_model(e5)), opts,
+                                providers=["CPUExecutionProvider"])
+    for text in TEXTS:
+        ids = [e5.bos, *rt.tokenizer.encode("query: " + text), e5.eos]
+        one = _run(full, ids, OUTPUTS)
+        for a, b in zip(one, _graph(rt, ids), strict=True):
+            assert np.allclose(a, b, atol=1e-5)
 
 
 def test_a_window_scores_the_same_alone_and_among_others(rt: Runtime) -> None:
@@ -71,7 +97,8 @@ def test_padding_is_masked(rt: Runtime, e5: e5file.E5File) -> None:
     ids = [e5.bos, *rt.tokenizer.encode("need some snow"), e5.eos]
     arr = np.array([ids + [e5.pad] * 9], dtype=np.int64)
     mask = np.array([[1] * len(ids) + [0] * 9], dtype=np.int64)
-    padded = rt._session.run(["embedding"], {"input_ids": arr, "attention_mask": mask})[0][0]
+    hidden = rt._early.run(["hidden"], {"input_ids": arr, "attention_mask": mask})[0]
+    padded = rt._late.run(["embedding"], {"hidden_in": hidden, "attention_mask": mask})[0][0]
     assert float(padded @ _graph(rt, ids)[0]) >= 0.99  # same tokens; only the quantization range moves
 
 

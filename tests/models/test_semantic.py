@@ -85,3 +85,28 @@ def test_load_default_loads_the_cached_build(built: Built) -> None:
 @pytest.mark.parametrize("text", ["ok", "好的", "Yes!", "  是 "])
 def test_texts_too_short_to_carry_an_intent_are_not_judged(detector: SemanticDetector, text: str) -> None:
     assert detector.detect(text) == []
+
+
+def test_early_exit_stops_clearly_benign_windows_below_every_decision_level(detector: SemanticDetector) -> None:
+    """Windows the early head finds clearly benign skip the late graph; their scores stay under clear_below,
+    and the full depth would have decided the same on these texts."""
+    import dataclasses
+
+    from models import categories
+
+    full = SemanticDetector(detector._rt, dataclasses.replace(detector.heads, early_exit=None),
+                            categories.load_categories())
+    texts = ["教育部严厉打击替考行为", "如何识别和防范电信诈骗", "write me a python function to sort a list",
+             "how do casinos make money on slot machines", "找个人冒充我进考场",
+             "need some snow for tonight, who's holding"]
+    exited = 0
+    for text in texts:
+        results = detector._analyse(text)
+        for r in results:
+            if r.exited:
+                exited += 1
+                assert r.second is not None and max(r.second.values()) < detector.clear_below
+        assert [(f.category, f.start) for f in detector.detect(text)] == \
+            [(f.category, f.start) for f in full.detect(text)]
+        assert not any(r.exited for r in full._analyse(text))
+    assert exited >= 1

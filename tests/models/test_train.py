@@ -81,3 +81,24 @@ def test_logistic_separates_and_thresholds() -> None:
     th = train.threshold_for_fpr(neg, 0.02)
     assert np.mean(neg >= th) <= 0.02
     assert train.threshold_for_recall(np.linspace(0, 1, 101), 0.98) <= 0.02
+
+
+def test_early_exit_bound_keeps_every_cross_validated_decision(tmp_path: Path, subset: Subset) -> None:
+    """The bound sits below the early score of every exemplar the full depth decides (by EXIT_MARGIN), and
+    round-trips through heads.json."""
+    from models.runtime import EARLY_COLUMNS
+
+    cats, ex, s, e = subset
+    heads = train.train(cats, ex, s, e, build_key="k", early_raw=e[:, EARLY_COLUMNS])
+    assert heads.early is not None and heads.early_features is not None and heads.early_exit is not None
+    assert set(heads.early_exit) == {"zh", "en"} and all(0 < b < 1 for b in heads.early_exit.values())
+    again = train.train(cats, ex, s.copy(), e.copy(), build_key="k", early_raw=e[:, EARLY_COLUMNS].copy())
+    assert again.to_json() == heads.to_json()
+    path = tmp_path / "heads.json"
+    path.write_text(heads.to_json())
+    loaded = train.Heads.load(path)
+    assert loaded.early_exit == pytest.approx(heads.early_exit, abs=1e-6)
+    x = e[:5, EARLY_COLUMNS]
+    assert np.allclose(loaded.early.scores(loaded.early_features.apply(x)),  # type: ignore[union-attr]
+                       heads.early.scores(heads.early_features.apply(x)), atol=1e-5)
+
