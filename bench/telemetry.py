@@ -31,6 +31,7 @@ from bench.overhead import PROMPT, PY, REPO, Target, free_port, pct, run_request
 from tests.e2e.otlp_receiver import start_receiver
 
 TARGET_ADDED_CPU = 0.10
+EXPORT_SETTLE_S = 5.5  # > the batch span processor's default schedule delay (5 s)
 # bench/overhead.py's chat body, with an answer no guard rule touches: a blocked answer is a 400, which the
 # load generator treats as a failure (and which would measure the block path, not telemetry).
 overhead.CHAT_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": PROMPT}],
@@ -107,6 +108,13 @@ def paired_measure(targets: dict[str, Target], n: int, block: int) -> dict[str, 
                 cpu[name] += target.cpu() - before
                 lat[name] += latencies
                 firsts[name] += first
+        # The SDK's batch processor exports on a timer (OTEL_BSP_SCHEDULE_DELAY, 5 s): without this wait, a
+        # phase's spans are sent during the next phase and their cost lands there (the short stream phase
+        # read +13% from the c=16 phase's exports). Both proxies idle through the same wait.
+        before_settle = {name: target.cpu() for name, target in targets.items()}
+        time.sleep(EXPORT_SETTLE_S)
+        for name, target in targets.items():
+            cpu[name] += target.cpu() - before_settle[name]
         for name in targets:
             r = results[name]
             if stream:
