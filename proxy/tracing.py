@@ -116,21 +116,24 @@ def trace_id_from_traceparent(value: str) -> str | None:
 class _CountingExporter:
     """Wraps an exporter to count failed exports (the SDK only logs them)."""
 
-    def __init__(self, inner: SpanExporter, on_failure: Callable[[], None]) -> None:
+    def __init__(self, inner: SpanExporter, on_failure: Callable[[], None] | None) -> None:
         self.inner = inner
         self.on_failure = on_failure
 
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+    def export(self, spans: Sequence[Any]) -> SpanExportResult:
         from opentelemetry.sdk.trace.export import SpanExportResult
 
         try:
-            result = self.inner.export(spans)
+            result: SpanExportResult = self.inner.export(self.batch(spans))
         except Exception:
             log.exception("span export failed")
             result = SpanExportResult.FAILURE
-        if result is not SpanExportResult.SUCCESS:
+        if result is not SpanExportResult.SUCCESS and self.on_failure is not None:
             self.on_failure()
         return result
+
+    def batch(self, spans: Sequence[Any]) -> Sequence[Any]:
+        return spans
 
     def shutdown(self) -> None:
         self.inner.shutdown()
@@ -186,35 +189,19 @@ def parse_traceparent(traceparent: str | None, tracestate: str | None) -> Any:
     return SpanContext(trace_id, span_id, True, TraceFlags(int(flags_hex, 16)), state)
 
 
-class WireExporter:
+class WireExporter(_CountingExporter):
     """Hands a span exporter the exchange spans `Tracing.finish` wrote, as one `WrittenBatch` (which the
     patched `encode_spans` of the OTLP exporters turns into the request bytes); counts failed exports."""
 
     def __init__(self, inner: Any, encoder: OtlpWireEncoder, resource: Any, scope: Any,
                  on_failure: Callable[[], None] | None) -> None:
-        self.inner = inner
+        super().__init__(inner, on_failure)
         self.encoder = encoder
         self.resource = resource
         self.scope = scope
-        self.on_failure = on_failure
 
-    def export(self, spans: Sequence[Any]) -> SpanExportResult:
-        from opentelemetry.sdk.trace.export import SpanExportResult
-
-        try:
-            result: SpanExportResult = self.inner.export(WrittenBatch(spans, self.encoder, self.resource, self.scope))
-        except Exception:
-            log.exception("span export failed")
-            result = SpanExportResult.FAILURE
-        if result is not SpanExportResult.SUCCESS and self.on_failure is not None:
-            self.on_failure()
-        return result
-
-    def shutdown(self) -> None:
-        self.inner.shutdown()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return bool(self.inner.force_flush(timeout_millis))
+    def batch(self, spans: Sequence[Any]) -> Sequence[Any]:
+        return WrittenBatch(spans, self.encoder, self.resource, self.scope)
 
 
 class WrittenBatch(list[Any]):
