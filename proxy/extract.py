@@ -115,6 +115,11 @@ def request_texts(route: Route, body: dict[str, Any]) -> list[TextField]:
     return fields
 
 
+# Chat message (and stream delta) strings besides `content` that carry model text: reasoning (vLLM's
+# `reasoning_content`, and `reasoning`, its newer name) and the OpenAI API's `refusal`.
+MESSAGE_TEXT_KEYS = ("reasoning_content", "reasoning", "refusal")
+
+
 def response_texts(route: Route, body: dict[str, Any]) -> list[TextField]:
     fields: list[TextField] = []
     if route in (Route.CHAT, Route.COMPLETIONS):
@@ -126,9 +131,9 @@ def response_texts(route: Route, body: dict[str, Any]) -> list[TextField]:
                 message = choice.get("message")
                 if isinstance(message, dict):
                     fields += _content(message.get("content"), ("choices", i, "message", "content"))
-                    if isinstance(message.get("reasoning_content"), str) and message["reasoning_content"]:
-                        fields.append(TextField(("choices", i, "message", "reasoning_content"),
-                                                message["reasoning_content"]))
+                    for key in MESSAGE_TEXT_KEYS:
+                        if isinstance(message.get(key), str) and message[key]:
+                            fields.append(TextField(("choices", i, "message", key), message[key]))
                     fields += _tool_calls(message, ("choices", i, "message"))
                 if isinstance(choice.get("text"), str) and choice["text"]:
                     fields.append(TextField(("choices", i, "text"), choice["text"]))

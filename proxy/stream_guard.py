@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from proxy.errors import ApiError
-from proxy.extract import put, response_texts
+from proxy.extract import MESSAGE_TEXT_KEYS, put, response_texts
 from proxy.guard import inspect
 from proxy.sse import SseEvent
 from proxy.state import Route
@@ -63,6 +63,10 @@ def event_data(obj: dict[str, Any]) -> bytes:
         except TypeError:
             pass
     return sse_data(obj)
+
+
+_DELTA_TEXT_KEYS = ("content", *MESSAGE_TEXT_KEYS)  # each is its own lane per choice
+_OTHER_TEXT = frozenset(MESSAGE_TEXT_KEYS)
 
 
 @dataclass(slots=True)
@@ -247,7 +251,7 @@ class StreamGuard:
         if not isinstance(choice, dict) or choice.get("finish_reason") is not None:
             return None
         delta = choice.get("delta")
-        if not isinstance(delta, dict) or "tool_calls" in delta or "reasoning_content" in delta:
+        if not isinstance(delta, dict) or "tool_calls" in delta or not _OTHER_TEXT.isdisjoint(delta):
             return None
         text = delta.get("content")
         if not isinstance(text, str) or not text:
@@ -267,7 +271,7 @@ class StreamGuard:
             index = choice.get("index", position)
             delta = choice.get("delta")
             if isinstance(delta, dict):  # chat
-                for key in ("content", "reasoning_content"):
+                for key in _DELTA_TEXT_KEYS:
                     text = delta.get(key)
                     if isinstance(text, str) and text:
                         out = self.feed((index, key), text)

@@ -51,3 +51,11 @@ def test_response_texts_and_put() -> None:
 def test_hostile_shapes_are_ignored_not_fatal() -> None:
     for body in ({"messages": "nope"}, {"messages": [1, None, {"content": 5}]}, {"prompt": {"x": 1}}):
         assert request_texts(Route.CHAT, body) == [] or request_texts(Route.COMPLETIONS, body) == []
+
+
+def test_reasoning_and_refusal_are_answer_text() -> None:
+    body: dict[str, Any] = {"choices": [{"message": {"role": "assistant", "content": None, "reasoning": "r1",
+                                                     "reasoning_content": "r0", "refusal": "no"}}]}
+    assert paths(response_texts(Route.CHAT, body)) == {"choices[0].message.reasoning_content": "r0",
+                                                       "choices[0].message.reasoning": "r1",
+                                                       "choices[0].message.refusal": "no"}

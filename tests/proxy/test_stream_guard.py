@@ -258,3 +258,19 @@ def test_a_bug_in_the_guard_on_a_one_event_read_ends_the_stream_closed(policy: P
     assert b"internal_error" in out and out.endswith(b"data: [DONE]\n\n")
     assert state.outcome is Outcome.INTERNAL_ERROR
     assert list(relay_(b"data: more\n\n")) == []
+
+
+@pytest.mark.parametrize("key", ["reasoning", "reasoning_content", "refusal"])
+def test_reasoning_and_refusal_deltas_are_guarded_in_their_own_lane(policy: Policy, key: str) -> None:
+    # The ID number is split across two events of the reasoning lane, with content deltas in between.
+    text = f"身份证{ID}请核对"
+    raw = b"".join(
+        b"data: " + json.dumps({"id": "c1", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                               ensure_ascii=False).encode() + b"\n\n"
+        for delta in ({key: text[:8]}, {"content": "ok"}, {key: text[8:]})
+    ) + b"data: [DONE]\n\n"
+    out = relay(policy, raw, [])
+    streamed = "".join(json.loads(block[6:])["choices"][0]["delta"].get(key) or ""
+                       for block in out.split(b"\n\n") if block.startswith(b"data: {"))
+    assert ID not in streamed and ID not in out.decode()
+    assert streamed == expected_text(policy, text)
