@@ -80,6 +80,12 @@ class WardenProxy:
         return [(a[0], a[1]) for a in ps.listen_addrs()]
 
     async def start(self) -> None:
+        # Signals first: a SIGTERM between the port opening and the handlers would kill the process with the
+        # default action instead of draining (Kubernetes may stop a pod at any moment; seen in the tests).
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.request_stop)
+        loop.add_signal_handler(signal.SIGHUP, self.request_reload)
         install_mitmproxy_error_pages()
         opts = options.Options()
         self.master = Master(opts)
@@ -112,11 +118,7 @@ class WardenProxy:
         task.add_done_callback(self._background.discard)
 
     async def serve_until_stopped(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, self.request_stop)
-        loop.add_signal_handler(signal.SIGHUP, self.request_reload)
-        await self._stopping.wait()
+        await self._stopping.wait()  # set by SIGTERM/SIGINT (handlers installed by `start`)
         await self.drain()
 
     async def drain(self) -> None:

@@ -117,7 +117,11 @@ def test_sigkill_under_load_loses_no_acknowledged_exchange(standin: Process, tmp
     for t in threads:
         t.join()
 
-    # The next boot cuts any torn tail and anchors what the killed one left unanchored.
+    # The next boot cuts any torn tail and anchors what the killed one left unanchored. It listens on fresh
+    # ports: the killed process's may meanwhile be handed to another test's process by free_port().
+    port, admin = free_port(), free_port()
+    command = warden_command("serve", "--no-semantic", "--upstream", standin.url, "--listen", f"127.0.0.1:{port}",
+                             "--admin", f"127.0.0.1:{admin}", "--audit-dir", str(audit_dir))
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_port(port, proc)
     proc.send_signal(signal.SIGTERM)
