@@ -15,11 +15,13 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
-from mitmproxy import http
+from mitmproxy import ctx, http
+from mitmproxy.connection import ConnectionState
 
 from audit.records import Verdict
-from proxy.errors import ApiError
+from proxy.errors import ApiError, upstream_unavailable
 from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
@@ -147,6 +149,17 @@ class SseRelay:
         if end:
             self.finish()
 
+    def broken_off(self, detail: str) -> bytes | None:
+        """The upstream broke off: the bytes that end the client's stream (an error event and [DONE]; text the
+        guard still holds back is dropped), or None when the stream has already ended (complete, blocked,
+        failed)."""
+        if self.state.stream_complete or (self.guard is not None and self.guard.ended):
+            return None
+        if self.guard is not None:
+            self.guard.ended = True
+        error = upstream_unavailable(f"the stream broke off ({detail})")
+        return self._emit([sse_data(error.payload()), DONE])
+
     def _emit(self, pieces: list[bytes]) -> bytes:
         data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
         self.hasher.update(data)
@@ -237,6 +250,43 @@ class Stream:
         flow.response.stream = SseRelay(state, self.clock, guard, self.services.digester.stream())
 
     def error(self, flow: http.HTTPFlow) -> None:
-        """A stream cut short (client gone, upstream gone): still record what was decided and sent."""
-        if flow.response is not None and isinstance(flow.response.stream, SseRelay):
-            flow.response.stream.finish()
+        """A stream cut short (client gone, upstream gone): still record what was decided and sent. When the
+        upstream broke off, the client's stream ends with an OpenAI-shaped error event and [DONE] instead of
+        a torn connection."""
+        if flow.response is None or not isinstance(flow.response.stream, SseRelay):
+            return
+        relay = flow.response.stream
+        message = flow.error.msg if flow.error else ""
+        if not relay.recorded and "client" not in message.lower():
+            try:
+                closing = relay.broken_off(message or "connection lost")
+                if closing is not None and not write_to_client(flow, closing):
+                    log.info("stream broke off; the client's HTTP version gets no error event",
+                             extra={"request_id": relay.state.request_id})
+            except Exception:  # the exchange is over either way: record it
+                log.exception("cannot tell the client the stream broke off",
+                              extra={"request_id": relay.state.request_id})
+        relay.finish()
+
+
+def write_to_client(flow: http.HTTPFlow, data: bytes) -> bool:
+    """Append `data` to an HTTP/1 response body that is already on its way, as its last bytes.
+
+    mitmproxy's error path only closes the client connection once the response has started, and gives no
+    command to send more; this writes to the client's transport, which mitmproxy closes gracefully (pending
+    bytes are flushed) right after the error hook. A chunked body gets the data as a chunk plus the
+    terminating chunk, so the client sees a complete response. HTTP/2 clients get the stream reset as before.
+    """
+    assert flow.response is not None
+    if not flow.request.http_version.startswith("HTTP/1"):
+        return False
+    proxyserver: Any = ctx.master.addons.get("proxyserver")
+    handler = proxyserver.connections.get(flow.client_conn.id) if proxyserver else None
+    transport = handler.transports.get(flow.client_conn) if handler else None
+    writer = transport.writer if transport else None
+    if writer is None or writer.is_closing() or not flow.client_conn.state & ConnectionState.CAN_WRITE:
+        return False
+    if "chunked" in flow.response.headers.get("transfer-encoding", "").lower():
+        data = b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)
+    writer.write(data)
+    return True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 
@@ -107,13 +108,28 @@ def test_default_limit_is_8_mib_and_is_answered_before_the_body_is_read(
     assert b"request_too_large" in answer
 
 
-def test_upstream_breaking_off_mid_stream_ends_the_client_stream(standin: Process, start_proxy: ProxyFactory) -> None:
-    proxy = start_proxy(standin.url)
+@pytest.mark.parametrize("guard", [True, False])
+def test_upstream_breaking_off_mid_stream_ends_the_stream_with_an_error_event(
+    standin: Process, start_proxy: ProxyFactory, guard: bool
+) -> None:
+    proxy = start_proxy(standin.url, *(() if guard else ("--no-guard",)))
     body = {"model": "m", "messages": MESSAGES, "stream": True, "standin": {"drop_after_events": 2}}
-    with pytest.raises(httpx.HTTPError), httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body) as r:
-        for _ in r.iter_bytes():
+    with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body) as r:
+        assert r.status_code == 200
+        raw = b"".join(r.iter_bytes())  # a complete chunked body: no protocol error
+    events = [block for block in raw.split(b"\n\n") if block]
+    assert events[-1] == b"data: [DONE]"
+    error = json.loads(events[-2].removeprefix(b"data: "))["error"]
+    assert error["code"] == "upstream_unavailable" and "broke off" in error["message"]
+    # The official client raises the error event as an APIError instead of returning a torn answer.
+    client = openai.OpenAI(base_url=proxy.url + "/v1", api_key="x", max_retries=0)
+    with pytest.raises(openai.APIError, match="broke off"):
+        for _ in client.chat.completions.create(model="m", messages=MESSAGES, stream=True,  # type: ignore[arg-type]
+                                                extra_body={"standin": {"drop_after_events": 2}}):
             pass
     assert httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES}).status_code == 200
+    metrics = http_get(proxy.admin_url + "/metrics")[1].decode()
+    assert 'outcome="upstream_unavailable"' in metrics
 
 
 def test_garbage_on_the_wire_gets_400_and_proxy_keeps_serving(standin: Process, start_proxy: ProxyFactory) -> None:
