@@ -12,6 +12,7 @@ import contextlib
 import hmac
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +42,39 @@ FLUSH_SECONDS = 0.001  # within one upstream read, guarded events are written at
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
 
 
+# Answer identity in SSE events: the top-level `id` and `model` come
+# first in every OpenAI-style chunk; content cannot fake them (its quotes are escaped).
+_ID = re.compile(rb'"id":\s*"([^"\\]{1,200})"')
+_MODEL = re.compile(rb'"model":\s*"([^"\\]{1,200})"')
+_FINISH = re.compile(rb'"finish_reason":\s*"([A-Za-z_]{1,40})"')
+MAX_FINISH_REASONS = 16
+
+
+def peek_chunk(data: bytes, state: FlowState) -> None:
+    """Answer id, model and finish reasons from relayed SSE bytes (while a span records)."""
+    peek_identity(data, state)
+    peek_finish_reasons(data, state)
+
+
+def peek_identity(data: bytes, state: FlowState) -> None:
+    if state.response_id is None:
+        match = _ID.search(data)
+        if match:
+            state.response_id = match.group(1).decode("utf-8", "replace")
+    if state.response_model is None:
+        match = _MODEL.search(data)
+        if match:
+            state.response_model = match.group(1).decode("utf-8", "replace")
+
+
+def peek_finish_reasons(data: bytes, state: FlowState) -> None:
+    if b'"finish_reason":"' in data or b'"finish_reason": "' in data:
+        for match in _FINISH.finditer(data):
+            reason = match.group(1).decode()
+            if reason not in state.finish_reasons and len(state.finish_reasons) < MAX_FINISH_REASONS:
+                state.finish_reasons.append(reason)
+
+
 def record_usage(state: FlowState, usage: object) -> None:
     """Copy an OpenAI `usage` object into the flow state (absent cached tokens stay unknown)."""
     if not isinstance(usage, dict):
@@ -60,7 +94,7 @@ def record_usage(state: FlowState, usage: object) -> None:
 class SseRelay:
     """The `flow.response.stream` callable: raw chunks in, whole (guarded) events out."""
 
-    __slots__ = ("clock", "framer", "guard", "hasher", "recorded", "state")
+    __slots__ = ("clock", "framer", "guard", "hasher", "peek", "recorded", "state")
 
     def __init__(self, state: FlowState, clock: Callable[[], float], guard: StreamGuard | None,
                  hasher: hmac.HMAC) -> None:
@@ -70,6 +104,9 @@ class SseRelay:
         self.hasher = hasher
         self.framer = SseFramer()
         self.recorded = False
+        # While a span records, the answer's id, model and finish reasons are read on the way (from the
+        # upstream's events: identity and finish reasons are not content, and the guard does not change them).
+        self.peek = bool(getattr(state.spans, "sampled", False))
 
     def __call__(self, chunk: bytes) -> Iterable[bytes]:
         # Never b"": mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
@@ -179,6 +216,8 @@ class SseRelay:
         if b'"usage":' in data and b'"usage":null' not in data and b'"usage": null' not in data:
             with contextlib.suppress(ValueError, AttributeError):
                 record_usage(state, json.loads(data).get("usage"))
+        if self.peek:
+            peek_chunk(data, state)
 
     def finish(self) -> None:
         """Record the guard's verdicts and the digest of what the client got; safe to call twice."""

@@ -10,50 +10,17 @@ from __future__ import annotations
 
 import json
 import logging
-import re
-from collections.abc import Callable
 from typing import Any
 
 from mitmproxy import http
 
 from proxy.services import Services
-from proxy.stages.stream import record_usage
+from proxy.stages.stream import MAX_FINISH_REASONS, peek_finish_reasons, peek_identity, record_usage
 from proxy.state import FlowState, Outcome, Route, get_state
 
 log = logging.getLogger("warden.exchange")
 
-# Answer identity in SSE chunks, read from the bytes the client gets: the top-level `id` and `model` come
-# first in every OpenAI-style chunk; content cannot fake them (its quotes are escaped).
-_ID = re.compile(rb'"id":\s*"([^"\\]{1,200})"')
-_MODEL = re.compile(rb'"model":\s*"([^"\\]{1,200})"')
-_FINISH = re.compile(rb'"finish_reason":\s*"([A-Za-z_]{1,40})"')
-MAX_FINISH_REASONS = 16
 _GENAI_ROUTES = frozenset({Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route.EMBEDDINGS, Route.TRITON_GENERATE})
-
-
-def peek_chunk(data: bytes, state: FlowState) -> None:
-    """Answer id, model and finish reasons from relayed SSE bytes (tracing only)."""
-    peek_identity(data, state)
-    peek_finish_reasons(data, state)
-
-
-def peek_identity(data: bytes, state: FlowState) -> None:
-    if state.response_id is None:
-        match = _ID.search(data)
-        if match:
-            state.response_id = match.group(1).decode("utf-8", "replace")
-    if state.response_model is None:
-        match = _MODEL.search(data)
-        if match:
-            state.response_model = match.group(1).decode("utf-8", "replace")
-
-
-def peek_finish_reasons(data: bytes, state: FlowState) -> None:
-    if b'"finish_reason":"' in data or b'"finish_reason": "' in data:
-        for match in _FINISH.finditer(data):
-            reason = match.group(1).decode()
-            if reason not in state.finish_reasons and len(state.finish_reasons) < MAX_FINISH_REASONS:
-                state.finish_reasons.append(reason)
 
 
 def _has_header(headers: Any, name: bytes) -> bool:
@@ -62,34 +29,6 @@ def _has_header(headers: Any, name: bytes) -> bool:
     if type(fields) is not tuple:
         return name.decode() in headers
     return any(key.lower() == name for key, _ in fields)
-
-
-class StreamPeek:
-    """Wraps the stream callable the relay installed; everything else is delegated to it."""
-
-    __slots__ = ("inner", "state")
-
-    def __init__(self, inner: Callable[[bytes], Any], state: FlowState) -> None:
-        self.inner = inner
-        self.state = state
-
-    def __call__(self, chunk: bytes) -> Any:
-        out = self.inner(chunk)
-        if isinstance(out, bytes | list):
-            for piece in out if isinstance(out, list) else (out,):
-                if piece:
-                    peek_chunk(piece, self.state)
-            return out
-        return self._peek_each(out)  # the guarded relay yields event by event: stay lazy
-
-    def _peek_each(self, pieces: Any) -> Any:
-        for piece in pieces:
-            if piece:
-                peek_chunk(piece, self.state)
-            yield piece
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 def record_answer(state: FlowState, body: dict[str, Any]) -> None:
@@ -111,13 +50,6 @@ class Telemetry:
         self.services = services
         self.metrics = services.metrics
         self.tracing = services.tracing
-
-    def responseheaders(self, flow: http.HTTPFlow) -> None:
-        state = get_state(flow)
-        if state is None or state.spans is None or flow.response is None:
-            return
-        if callable(flow.response.stream) and state.spans.sampled:
-            flow.response.stream = StreamPeek(flow.response.stream, state)
 
     def response(self, flow: http.HTTPFlow) -> None:
         state = get_state(flow)

@@ -108,11 +108,12 @@ def test_default_limit_is_8_mib_and_is_answered_before_the_body_is_read(
     assert b"request_too_large" in answer
 
 
-@pytest.mark.parametrize("guard", [True, False])
+@pytest.mark.parametrize(("guard", "traced"), [(True, False), (False, False), (True, True)])
 def test_upstream_breaking_off_mid_stream_ends_the_stream_with_an_error_event(
-    standin: Process, start_proxy: ProxyFactory, guard: bool
+    standin: Process, start_proxy: ProxyFactory, guard: bool, traced: bool
 ) -> None:
-    proxy = start_proxy(standin.url, *(() if guard else ("--no-guard",)))
+    tracing = {"OTEL_TRACES_EXPORTER": "console", "OTEL_TRACES_SAMPLER": "always_on"} if traced else {}
+    proxy = start_proxy(standin.url, *(() if guard else ("--no-guard",)), env=tracing)
     body = {"model": "m", "messages": MESSAGES, "stream": True, "standin": {"drop_after_events": 2}}
     with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body) as r:
         assert r.status_code == 200

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import hmac
 import json
-from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from mitmproxy import http
 from mitmproxy.test import tflow
 from prometheus_client import generate_latest
@@ -14,7 +15,8 @@ from proxy.guard import Guard
 from proxy.metrics import Metrics
 from proxy.services import Services
 from proxy.stages.settle import Settle
-from proxy.stages.telemetry import StreamPeek, Telemetry, peek_chunk, record_answer
+from proxy.stages.stream import SseRelay, peek_chunk
+from proxy.stages.telemetry import Telemetry, record_answer
 from proxy.state import STATE_KEY, FlowState, Route
 
 _GUARD = Guard.load()
@@ -42,38 +44,24 @@ def test_record_answer() -> None:
     assert (state.response_id, state.response_model, state.finish_reasons) == ("x", "m", ["stop"])
 
 
-def test_stream_peek_delegates_to_the_relay() -> None:
-    class Relay:
-        finished = False
+class Sampled:
+    sampled = True
 
-        def __call__(self, data: bytes) -> list[bytes]:
-            return [data]
 
-        def finish(self) -> None:
-            self.finished = True
-
-    relay = Relay()
+@pytest.mark.parametrize("recording", [True, False])
+def test_the_relay_reads_the_answers_identity_while_a_span_records(recording: bool) -> None:
     state = FlowState("r", Route.CHAT, 0.0)
-    peek = StreamPeek(relay, state)
-    assert peek(chunk({"id": "a", "model": "m", "choices": []})) == [chunk({"id": "a", "model": "m", "choices": []})]
-    peek.finish()
-    assert relay.finished and state.response_id == "a"
-
-
-def test_stream_peek_keeps_a_generator_lazy() -> None:
-    seen: list[str] = []
-
-    def relay(data: bytes) -> Iterator[bytes]:
-        seen.append("first")
-        yield chunk({"id": "g", "model": "m", "choices": []})
-        seen.append("second")
-        yield chunk({"id": "g", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-
-    state = FlowState("r", Route.CHAT, 0.0)
-    out = StreamPeek(relay, state)(b"raw")
-    assert seen == []
-    assert next(out).startswith(b"data: ") and state.response_id == "g" and seen == ["first"]
-    assert len(list(out)) == 1 and state.finish_reasons == ["stop"]
+    state.spans = Sampled() if recording else None
+    relay = SseRelay(state, lambda: 1.0, None, hmac.new(b"k", digestmod="sha256"))
+    first = chunk({"id": "g", "model": "m",
+                   "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
+    last = chunk({"id": "g", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    assert relay(first) == [first]
+    assert relay(last + b"data: [DONE]\n\n") == [last + b"data: [DONE]\n\n"]
+    if recording:
+        assert (state.response_id, state.response_model, state.finish_reasons) == ("g", "m", ["stop"])
+    else:
+        assert (state.response_id, state.response_model, state.finish_reasons) == (None, None, [])
 
 
 def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
