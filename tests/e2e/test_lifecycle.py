@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import signal
 import socket
@@ -15,13 +14,10 @@ from pathlib import Path
 import httpx
 import openai
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.conftest import REPO, Process, ProxyFactory, free_port, http_get, warden_command
+from tests.tls import write_self_signed
 
 pytestmark = pytest.mark.slow
 
@@ -116,24 +112,6 @@ def test_metrics_parse_and_count_outcomes(standin: Process, start_proxy: ProxyFa
     assert prompt[0].value > 0
     status, body = http_get(proxy.admin_url + "/readyz")
     assert status == 200 and b'"ready": true' in body
-
-
-def write_self_signed(tmp_path: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
 
 
 def test_tls_listener_serves_http2_with_the_given_certificate(

@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import base64
 import copy
-import datetime
 import http.client
-import ipaddress
 import json
 import ssl
 import threading
@@ -14,41 +12,18 @@ from typing import Any
 
 import pytest
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from proxy.inject import InjectOptions, inject
 from proxy.webhook import json_patch, make_server
+from tests.tls import write_self_signed
 
 DATA = Path(__file__).parent / "testdata" / "inject"
 OPTIONS = InjectOptions(image="ghcr.io/warden/warden:test", version="test")
 
 
-def self_signed(directory: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "warden-webhook.warden-system.svc")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1)).not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                    x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "tls.crt", directory / "tls.key"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
-
-
 @pytest.fixture(scope="module")
 def webhook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, ssl.SSLContext]]:
-    cert, key = self_signed(tmp_path_factory.mktemp("tls"))
+    cert, key = write_self_signed(tmp_path_factory.mktemp("tls"), "warden-webhook.warden-system.svc")
     server = make_server("127.0.0.1", 0, str(cert), str(key), OPTIONS)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
