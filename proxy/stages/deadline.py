@@ -18,13 +18,13 @@ import logging
 import time
 from typing import Any
 
-from mitmproxy import connection, ctx, http
+from mitmproxy import connection, http
 from mitmproxy.net.http import http1
 from mitmproxy.proxy import events, server_hooks
 
 from proxy.errors import CONNECT_TIMED_OUT, upstream_timeout
 from proxy.services import Services
-from proxy.stages.base import fail_closed
+from proxy.stages.base import connection_handler, fail_closed
 from proxy.state import Outcome, get_state
 
 log = logging.getLogger("warden.deadline")
@@ -63,7 +63,7 @@ class Deadline:
         self._timers.pop(flow.id, None)
         if flow.response is not None or not flow.live:
             return
-        handler = self._handler(flow)
+        handler = connection_handler(flow)
         if handler is None or flow.server_conn not in handler.transports:
             # Still connecting (or already gone): mitmproxy's own connect error path answers with a 502.
             return
@@ -122,8 +122,3 @@ class Deadline:
             return
         log.warning("upstream connect timeout", extra={"timeout_s": self.connect_timeout})
         task.cancel(f"{CONNECT_TIMED_OUT} after {self.connect_timeout:g} s")
-
-    @staticmethod
-    def _handler(flow: http.HTTPFlow) -> Any:
-        proxyserver: Any = ctx.master.addons.get("proxyserver")
-        return proxyserver.connections.get(flow.client_conn.id) if proxyserver else None

@@ -16,9 +16,8 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
-from mitmproxy import ctx, http
+from mitmproxy import http
 from mitmproxy.connection import ConnectionState
 
 from audit.records import Verdict
@@ -26,7 +25,7 @@ from proxy.errors import ApiError, upstream_unavailable
 from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
-from proxy.stages.base import fail_closed
+from proxy.stages.base import connection_handler, fail_closed
 from proxy.stages.inspect_request import record_decisions
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from proxy.stream_guard import DONE, Judge, StreamGuard, sse_data
@@ -319,8 +318,7 @@ def write_to_client(flow: http.HTTPFlow, data: bytes) -> bool:
     assert flow.response is not None
     if not flow.request.http_version.startswith("HTTP/1"):
         return False
-    proxyserver: Any = ctx.master.addons.get("proxyserver")
-    handler = proxyserver.connections.get(flow.client_conn.id) if proxyserver else None
+    handler = connection_handler(flow)
     transport = handler.transports.get(flow.client_conn) if handler else None
     writer = transport.writer if transport else None
     if writer is None or writer.is_closing() or not flow.client_conn.state & ConnectionState.CAN_WRITE:
