@@ -23,7 +23,7 @@ from proxy.guard import Inspection, inspect
 from proxy.services import Services
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import OFFLOAD_CHARS, record
-from proxy.stages.stream import record_usage
+from proxy.stages.stream import record_answer, record_usage
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from rules.findings import Action
 from rules.pseudonym import PseudonymVault
@@ -61,6 +61,8 @@ class InspectResponse:
             self._refuse(flow, state, "the model server's answer is not a JSON object")
             return None
         record_usage(state, body.get("usage"))  # parsed here once; telemetry need not parse it again
+        if state.spans is not None:  # the span's answer id, model and finish reasons, from the same parse
+            record_answer(state, body)
         fields = response_texts(state.route, body)
         vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
         if self.services.guard.policy.offload or sum(len(f.text) for f in fields) > OFFLOAD_CHARS:

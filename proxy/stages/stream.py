@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
 
 from mitmproxy import http
 from mitmproxy.connection import ConnectionState
@@ -87,6 +88,19 @@ def record_usage(state: FlowState, usage: object) -> None:
     if isinstance(details, dict) and isinstance(details.get("cached_tokens"), int):
         state.usage.cached_tokens = details["cached_tokens"]
 
+
+def record_answer(state: FlowState, body: dict[str, Any]) -> None:
+    """Answer id, model and finish reasons from a whole JSON answer."""
+    if isinstance(body.get("id"), str):
+        state.response_id = body["id"][:200]
+    if isinstance(body.get("model"), str):
+        state.response_model = body["model"][:200]
+    choices = body.get("choices")
+    for choice in choices if isinstance(choices, list) else ():
+        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+        if isinstance(reason, str) and reason not in state.finish_reasons \
+                and len(state.finish_reasons) < MAX_FINISH_REASONS:
+            state.finish_reasons.append(reason[:40])
 
 
 

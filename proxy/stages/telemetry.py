@@ -15,7 +15,7 @@ from typing import Any
 from mitmproxy import http
 
 from proxy.services import Services
-from proxy.stages.stream import MAX_FINISH_REASONS, peek_finish_reasons, peek_identity, record_usage
+from proxy.stages.stream import peek_finish_reasons, peek_identity, record_answer, record_usage
 from proxy.state import FlowState, Outcome, Route, get_state
 
 log = logging.getLogger("warden.exchange")
@@ -29,20 +29,6 @@ def _has_header(headers: Any, name: bytes) -> bool:
     if type(fields) is not tuple:
         return name.decode() in headers
     return any(key.lower() == name for key, _ in fields)
-
-
-def record_answer(state: FlowState, body: dict[str, Any]) -> None:
-    """Answer id, model and finish reasons from a whole JSON answer."""
-    if isinstance(body.get("id"), str):
-        state.response_id = body["id"][:200]
-    if isinstance(body.get("model"), str):
-        state.response_model = body["model"][:200]
-    choices = body.get("choices")
-    for choice in choices if isinstance(choices, list) else ():
-        reason = choice.get("finish_reason") if isinstance(choice, dict) else None
-        if isinstance(reason, str) and reason not in state.finish_reasons \
-                and len(state.finish_reasons) < MAX_FINISH_REASONS:
-            state.finish_reasons.append(reason[:40])
 
 
 class Telemetry:
