@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SseEvent:
+    """One event. Treat as immutable; not `frozen`: one is built per streamed event, and a frozen
+    dataclass's __init__ costs ~1 us against ~0.3 us."""
+
     raw: bytes  # the event's exact bytes including its terminating blank line
     event: str | None  # the `event:` field, if any
     data: bytes | None  # the `data:` lines joined by LF, or None when the event has no data field

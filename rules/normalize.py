@@ -207,27 +207,35 @@ def iter_matches(regexp: Any, data: bytes, pos: int = 0) -> Iterator[list[tuple[
 class View:
     """One normalized view of a raw text: `text`, its UTF-8 `data`, and offset maps back to the raw text."""
 
-    __slots__ = ("_index", "data", "maps", "text")
+    __slots__ = ("_ascii", "_index", "data", "maps", "text")
 
     def __init__(self, text: str, maps: tuple[OffsetMap | _ByteMap, ...], data: bytes | None = None,
                  index: ByteIndex | None = None) -> None:
         self.text = text
         self.maps = maps  # innermost last: view -> parent -> ... -> raw
         self.data = text.encode("utf-8", "surrogatepass") if data is None else data
-        self._index = index if index is not None or len(self.data) == len(text) else ByteIndex(text, self.data)
+        self._ascii = len(self.data) == len(text)
+        # Built on first use: most views (a stream's window on every event) never convert an offset.
+        self._index = index
 
     @property
     def index(self) -> ByteIndex | None:
         """Byte <-> character conversions; None for an ASCII text (offsets are equal)."""
+        if self._index is None and not self._ascii:
+            self._index = ByteIndex(self.text, self.data)
         return self._index
 
     def char_index(self, byte_offset: int) -> int:
         """Character index in `text` of a UTF-8 byte offset (RE2 runs on bytes: twice as fast as str)."""
-        return byte_offset if self._index is None else self._index.char_of(byte_offset)
+        if self._ascii:
+            return byte_offset
+        index = self.index
+        assert index is not None
+        return index.char_of(byte_offset)
 
     def char_count(self, bstart: int, bend: int) -> int:
         """Characters in data[bstart:bend] (without moving the ascending-conversion cursor)."""
-        return bend - bstart if self._index is None else int(_bytes_to_chars(self.data, bstart, bend))
+        return bend - bstart if self._ascii else int(_bytes_to_chars(self.data, bstart, bend))
 
     def raw_span(self, start: int, end: int) -> tuple[int, int]:
         """Raw-text span of the view span [start, end)."""

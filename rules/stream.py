@@ -34,10 +34,12 @@ from rules.scanner import Scanner
 CONTEXT = 64  # released characters kept as left context: >= the PII context window (24) plus slack
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StreamStep:
     """What one `feed`/`flush` releases: masked text, and the findings in it with offsets into the whole
-    raw stream (not into `text`, which may be shorter or longer after masking)."""
+    raw stream (not into `text`, which may be shorter or longer after masking). Treat as immutable; not
+    `frozen` because one is built per streamed event and a frozen dataclass's __init__ costs ~1 us against
+    ~0.3 us (object.__setattr__ per field)."""
 
     text: str
     findings: tuple[Finding, ...] = ()
