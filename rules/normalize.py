@@ -520,13 +520,14 @@ class Views:
         self._compact: View | None = None
 
     @classmethod
-    def unchanged(cls, raw: str, config: NormalizeConfig) -> Views:
+    def unchanged(cls, raw: str, config: NormalizeConfig, data: bytes | None = None) -> Views:
         """Views of a text known to hold no character of `changing_chars` (its base view is itself): the
-        same views `Views(raw, config)` builds, without searching the text for characters to rewrite."""
+        same views `Views(raw, config)` builds, without searching the text for characters to rewrite.
+        `data`: the text's UTF-8 bytes, when the caller has them."""
         views = cls.__new__(cls)
         views.raw = raw
         views.config = config
-        views._base = View(raw, ())
+        views._base = View(raw, (), data)
         views._lowered = views._compact = None
         return views
 

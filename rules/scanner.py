@@ -325,6 +325,39 @@ class Scanner:
         when no suffix can. Used by the stream scanner to decide what to hold back."""
         return self.viable_start_views(Views(tail, self.config), 0) if tail else 0
 
+    @property
+    def bytes_only_windows(self) -> bool:
+        """Whether a stream window that is its own base view is answered from its UTF-8 bytes alone
+        (`held_start_bytes`, `window_clear`): PII kinds and word lists with a prefilter, no rule patterns,
+        compact-view word lists, plug-in detectors or filters."""
+        return (self._window_set is not None and self._pattern_tail is None and not self._words_on_compact
+                and not self._extra and not self._filters)
+
+    def held_start_bytes(self, data: bytes, n: int, lo: int) -> int:
+        """`viable_start_views` for a window of `n` characters that is its own base view, from its UTF-8
+        `data` (no Views object per streamed event; only when `bytes_only_windows`)."""
+        q = max(lo, n - self._blind_hold) if self._blind_hold else n
+        held = self._base_held(data, n)
+        return min(q, max(lo, n - held)) if held else q
+
+    def window_clear(self, data: bytes) -> bool:
+        """Whether the window Set (`scan_window`'s first step) finds nothing at all in `data`: then
+        `scan_window` has no finding either (only when `bytes_only_windows`)."""
+        hits = self._window_match(data)
+        return bool(hits) and len(hits) == 1 and hits[0] == self._window_sentinel
+
+    def _base_held(self, data: bytes, n: int) -> int:
+        """Characters at the end of a base view (`data`, `n` characters) that could still grow into a PII
+        match or a prefiltered word (0: none)."""
+        if self._pii_tail is None:
+            return 0
+        start = self._pii_tail._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0]
+        if not 0 <= start < len(data):
+            return 0
+        # Counted from the end: the held tail is short, and decoding it is cheaper than a ByteIndex conversion
+        # from the window's start (RE2 over UTF-8 starts matches on character boundaries).
+        return len(data) - start if len(data) == n else len(data[start:].decode("utf-8", "surrogatepass"))
+
     def viable_start_views(self, views: Views, lo: int) -> int:
         """Like `viable_start` on already normalized views of a text, never below raw index `lo` (the stream
         passes its whole window, released context included, so the views are built once per chunk)."""
@@ -332,13 +365,8 @@ class Scanner:
         q = max(lo, n - self._blind_hold) if self._blind_hold else n
         if self._pii_tail is not None:
             v = views.base
-            data = v.data
-            start = self._pii_tail._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0]
-            if 0 <= start < len(data):
-                # Counted from the end: the held tail is short, and decoding it is cheaper than a ByteIndex
-                # conversion from the window's start (RE2 over UTF-8 starts matches on character boundaries).
-                held = len(data) - start if len(data) == len(v.text) else len(
-                    data[start:].decode("utf-8", "surrogatepass"))
+            held = self._base_held(v.data, len(v.text))
+            if held:
                 q = min(q, max(lo, v.raw_start(len(v.text) - held)))
         if self._pattern_tail is not None:
             compact = views.compact

@@ -65,8 +65,8 @@ class StreamScanner:
     case, allocates one StreamStep and touches no decision. In-process, builtin packs: ~5.5 us per feed
     (was ~17 us with a full normalization, the word list's Python prefix loop and two prefilter calls)."""
 
-    __slots__ = ("_blocked", "_changing", "_config", "_context", "_dirty_end", "_limit", "_pending", "_released",
-                 "_scanner", "_vault")
+    __slots__ = ("_blocked", "_bytes_only", "_changing", "_config", "_context", "_dirty_end", "_limit", "_pending",
+                 "_released", "_scanner", "_vault")
 
     def __init__(self, scanner: Scanner, vault: PseudonymVault | None = None) -> None:
         self._scanner = scanner
@@ -77,6 +77,7 @@ class StreamScanner:
         self._pending = ""
         self._blocked = False
         self._limit = scanner.max_hold_back + 1
+        self._bytes_only = scanner.bytes_only_windows
         # Normalization is per code point, so a window whose characters are all left alone by it is its own
         # base view: only each delta is tested (`changing_chars`), and the window is searched again only
         # while it still holds a character fed at or before stream index `_dirty_end`.
@@ -103,13 +104,26 @@ class StreamScanner:
         window = context + pending
         if not delta.isascii() and not self._changing.isdisjoint(delta):
             self._dirty_end = self._released + len(pending)
+        excess = len(pending) - self._limit
+        lo = off + excess if excess > 0 else off
+        scanner = self._scanner
         if self._dirty_end > self._released - off:
             views = Views(window, self._config)
+        elif self._bytes_only:
+            # The common case: the window is its own base view and the scanner asks nothing of the others,
+            # so both questions (what to hold back, is anything there) are asked of its bytes directly.
+            data = window.encode("utf-8", "surrogatepass")
+            cut = scanner.held_start_bytes(data, len(window), lo) - off
+            if cut <= 0:
+                self._pending = pending
+                return NOTHING
+            if scanner.window_clear(data):
+                return self._release_clear(cut, window, off)
+            return self._release(cut, window, Views.unchanged(window, self._config, data), off)
         else:
             views = Views.unchanged(window, self._config)
         # The window's views serve both questions: what may still grow into a match, and what is found.
-        excess = len(pending) - self._limit
-        cut = self._scanner.viable_start_views(views, off + excess if excess > 0 else off) - off
+        cut = scanner.viable_start_views(views, lo) - off
         if cut <= 0:
             self._pending = pending
             return NOTHING
@@ -123,15 +137,19 @@ class StreamScanner:
         window = self._context + self._pending
         return self._release(len(self._pending), window, Views(window, self._config), len(self._context))
 
+    def _release_clear(self, cut: int, window: str, off: int) -> StreamStep:
+        """Nothing found: release the raw text up to the hold-back point as it is."""
+        end = off + cut
+        self._released += cut
+        self._context = window[max(0, end - CONTEXT):end]
+        self._pending = window[end:]
+        return StreamStep(window[off:end])
+
     def _release(self, cut: int, window: str, views: Views, off: int) -> StreamStep:
         result = self._scanner.scan_window(window, off, views)
+        if not result.decisions:
+            return self._release_clear(cut, window, off)
         end = off + cut
-        if not result.decisions:  # nothing found: release the raw text up to the hold-back point as is
-            text = window[off:end]
-            self._released += cut
-            self._context = window[max(0, end - CONTEXT):end]
-            self._pending = window[end:]
-            return StreamStep(text)
         decisions = list(result.decisions)
         moved = True
         while moved:  # never cut through a finding: hold it back whole
