@@ -63,6 +63,11 @@ class SseFramer:
         return len(self._buf)
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
+        if not self._buf and chunk.endswith(b"\n\n") and chunk.find(b"\n\n") == len(chunk) - 2 \
+                and b"\r" not in chunk:
+            # One whole LF-only event and nothing buffered (what vLLM and the stand-in write per chunk): no
+            # copy through the buffer.
+            return [parse_event(chunk)]
         self._buf += chunk
         events: list[SseEvent] = []
         while True:
