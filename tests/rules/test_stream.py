@@ -157,7 +157,28 @@ def window_scanner(tmp_path_factory: pytest.TempPathFactory) -> Scanner:
                     "- {rule: CHN_MOBILE, action: pseudonymize}\n", "utf-8")
     scanner = Scanner.load([path])
     assert scanner._window_set is not None
+    assert scanner.bytes_only_windows  # unchanged windows take StreamScanner.feed's bytes-only path
     return scanner
+
+
+def test_rule_patterns_take_the_views_path(scanner: Scanner) -> None:
+    assert not scanner.bytes_only_windows  # patterns need the compact view
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_MIXED_PIECES, max_size=12), st.integers(0, 40))
+def test_bytes_only_hold_back_equals_the_views_one(window_scanner: Scanner, pieces: list[str], lo: int) -> None:
+    from rules.normalize import Views, changing_chars
+
+    text = "".join(pieces)
+    if not changing_chars(window_scanner.config.traditional_to_simplified).isdisjoint(text):
+        return  # not its own base view: the bytes-only path is never asked
+    lo = min(lo, len(text))
+    data = text.encode("utf-8", "surrogatepass")
+    assert window_scanner.held_start_bytes(data, len(text), lo) == window_scanner.viable_start_views(
+        Views(text, window_scanner.config), lo)
+    if window_scanner.window_clear(data):  # a clear window has no finding (a prefilter hit may have none)
+        assert not window_scanner.scan_window(text, 0, Views(text, window_scanner.config)).findings
 
 
 @pytest.mark.parametrize("text", [*REAL_TEXTS, WORDS_TEXT], ids=range(len(REAL_TEXTS) + 1))
