@@ -103,7 +103,6 @@ def record_answer(state: FlowState, body: dict[str, Any]) -> None:
             state.finish_reasons.append(reason[:40])
 
 
-
 class SseRelay:
     """The `flow.response.stream` callable: raw chunks in, whole (guarded) events out."""
 
