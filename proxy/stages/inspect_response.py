@@ -61,7 +61,7 @@ class InspectResponse:
             self._refuse(flow, state, "the model server's answer is not a JSON object")
             return None
         record_usage(state, body.get("usage"))  # parsed here once; telemetry need not parse it again
-        if state.spans is not None:  # the span's answer id, model and finish reasons, from the same parse
+        if state.spans is not None and state.spans.sampled:  # the span's answer facts, from the same parse
             record_answer(state, body)
         fields = response_texts(state.route, body)
         vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
