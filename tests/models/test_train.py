@@ -102,3 +102,24 @@ def test_early_exit_bound_keeps_every_cross_validated_decision(tmp_path: Path, s
     assert np.allclose(loaded.early.scores(loaded.early_features.apply(x)),  # type: ignore[union-attr]
                        heads.early.scores(heads.early_features.apply(x)), atol=1e-5)
 
+
+
+def test_per_category_intent_heads() -> None:
+    """A category's own intent head (its positives against its hard negatives and plain benign texts) joins
+    the shared heads as a geometric mean; heads written before it score as the shared product alone."""
+    rng = np.random.default_rng(1)
+    centres = rng.normal(0, 1, (3, 8))
+    x = np.vstack([c + rng.normal(0, 0.3, (30, 8)) for c in centres])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    labels = [1] * 15 + [0] * 15 + [2] * 15 + [0] * 15 + [0] * 30  # positives, then hard negatives, per topic
+    topics = [1] * 30 + [2] * 30 + [0] * 30  # the last cluster is plain benign chat
+    stage = train.fit_stage(x, labels, topics, 2)
+    assert stage.intents is not None and stage.intents.shape == stage.topics.shape
+    xs = np.hstack([x * train.SCALE, np.ones((len(x), 1))])
+    shared = train._sigmoid(xs @ stage.intent)[:, None] * train._sigmoid(xs @ stage.topics.T)
+    own = train._sigmoid(xs @ stage.intents.T)
+    assert np.allclose(stage.scores(x), np.sqrt(shared * own))
+    old = train.StageHeads.from_json({k: v for k, v in stage.to_json().items() if k != "intents"})
+    assert old.intents is None and np.allclose(old.scores(x), shared, atol=1e-5)
+    again = train.StageHeads.from_json(stage.to_json())
+    assert np.allclose(again.scores(x), stage.scores(x), atol=1e-5)
