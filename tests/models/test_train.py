@@ -123,3 +123,5 @@ def test_per_category_intent_heads() -> None:
     assert old.intents is None and np.allclose(old.scores(x), shared, atol=1e-5)
     again = train.StageHeads.from_json(stage.to_json())
     assert np.allclose(again.scores(x), stage.scores(x), atol=1e-5)
+    first = train.fit_stage(x, labels, topics, 2, own_intents=False)  # the first stage's heads
+    assert first.intents is None and np.allclose(first.scores(x), shared)
