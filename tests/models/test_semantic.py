@@ -82,6 +82,21 @@ def test_load_default_loads_the_cached_build(built: Built) -> None:
     assert 0 < det.clear_below <= 0.5
 
 
+# Short chat turns, none of them a training exemplar: casual English once scored as drug slang ("Got it.",
+# "Hi there", "Go ahead" and "All set." were blocked as drugs before short turns joined benign.yaml).
+SHORT_TURNS = ["Done.", "Thanks.", "Thank you!", "Got it.", "Yes, sure.", "No problem.", "Hello!", "Hi there",
+               "Good morning", "Okay, done", "Noted.", "Great!", "Perfect.", "Sounds good.", "I agree.",
+               "Not sure.", "Maybe later", "Please continue", "Go ahead", "Stop.", "What?", "Why?", "谢谢",
+               "收到", "没问题", "完成了", "你好", "再见", "Finished.", "All set.", "Confirmed.", "Understood.",
+               "Received.", "Cool", "Nice one", "Ready.", "Here it is.", "See above.",
+               "a prompt long enough to fill one KV block of sixteen tokens or more, twice"]
+
+
+def test_short_chat_turns_are_not_findings(detector: SemanticDetector) -> None:
+    found = {text: detector.detect(text) for text in SHORT_TURNS}
+    assert {text: f for text, f in found.items() if f} == {}
+
+
 @pytest.mark.parametrize("text", ["ok", "好的", "Yes!", "  是 "])
 def test_texts_too_short_to_carry_an_intent_are_not_judged(detector: SemanticDetector, text: str) -> None:
     assert detector.detect(text) == []
