@@ -103,7 +103,6 @@ def test_early_exit_bound_keeps_every_cross_validated_decision(tmp_path: Path, s
                        heads.early.scores(heads.early_features.apply(x)), atol=1e-5)
 
 
-
 def test_per_category_intent_heads() -> None:
     """A category's own intent head (its positives against its hard negatives and plain benign texts) joins
     the shared heads as a geometric mean; heads written before it score as the shared product alone."""
