@@ -25,7 +25,11 @@ _ID_CHECK = "10X98765432"
 # GB 32100-2015: 31-character code set (no I, O, S, V, Z) and weights 3^i mod 31.
 USCC_CHARS = "0123456789ABCDEFGHJKLMNPQRTUWXY"
 _USCC_WEIGHTS = (1, 3, 9, 27, 19, 26, 16, 17, 20, 29, 25, 13, 8, 24, 10, 30, 28)
-_USCC_VALUE = {c: i for i, c in enumerate(USCC_CHARS)}
+# Character values as byte translations, so the weighted sums run over bytes in C (a per-character Python
+# step made the USCC check ~8 us per candidate, and 18-digit ID and card numbers are candidates too).
+_USCC_BYTES = USCC_CHARS.encode()
+_USCC_VALUE = bytes.maketrans(_USCC_BYTES, bytes(range(len(USCC_CHARS))))
+_BASE36 = bytes.maketrans(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", bytes(range(36)))
 # GB 11714-1997 organization code (USCC characters 9-17): weights of the 8 body characters.
 _ORG_WEIGHTS = (3, 7, 9, 10, 5, 8, 4, 2)
 
@@ -61,44 +65,50 @@ def cn_resident_id(value: str) -> bool | None:
     if v[:2] not in CN_PROVINCES:
         return False
     if len(v) == 18:
-        if not v[:17].isdigit() or not _valid_date(int(v[6:10]), int(v[10:12]), int(v[12:14])):
+        head = v[:17].encode("utf-8", "surrogatepass")
+        if not head.isdigit():  # bytes.isdigit: ASCII digits only
             return False
-        if int(v[6:10]) < 1900:
+        year = int(v[6:10])
+        if year < 1900 or not _valid_date(year, int(v[10:12]), int(v[12:14])):
             return False
-        total = sum(map(mul, v[:17].encode(), _ID_WEIGHTS)) - _ID_WEIGHT_SUM_48  # ASCII codes, minus '0's
+        total = sum(map(mul, head, _ID_WEIGHTS)) - _ID_WEIGHT_SUM_48  # ASCII codes, minus '0's
         return _ID_CHECK[total % 11] == v[17]
     if len(v) == 15 and v.isdigit():
         return _valid_date(1900 + int(v[6:8]), int(v[8:10]), int(v[10:12]))
     return False
 
 
-# Luhn contribution of a doubled digit, indexed by its ASCII code.
-_DOUBLED = tuple((2 * (c - 48) - 9 if c - 48 > 4 else 2 * (c - 48)) if 48 <= c <= 57 else 0 for c in range(256))
+# Luhn: a doubled digit d contributes 2d, minus 9 above 9; as the ASCII digit of that contribution.
+_DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")
 
 
 def luhn(digits: str) -> bool:
-    """ISO/IEC 7812-1 Annex B (Luhn mod 10) over a digit string."""
+    """ISO/IEC 7812-1 Annex B (Luhn mod 10) over a string of ASCII digits (anything else fails). The sums run
+    over bytes in C (a per-digit Python step cost ~1.9 us per card number, this ~0.5 us)."""
     b = digits.encode()
-    kept = b[-1::-2]
-    total = sum(kept) - 48 * len(kept) + sum(map(_DOUBLED.__getitem__, b[-2::-2]))
-    return total % 10 == 0
+    if not b.isdigit():
+        return False
+    return (sum(b[-1::-2]) + sum(b[-2::-2].translate(_DOUBLED)) - 48 * len(b)) % 10 == 0
 
 
 def card_network(digits: str) -> str | None:
     """ISO/IEC 7812 issuer identification ranges of the card networks we detect, with their lengths."""
     n = len(digits)
-    two, four, six = int(digits[:2]), int(digits[:4]), int(digits[:6])
+    if n < 15 or n > 19 or not digits.isascii() or not digits[:6].isdigit():
+        return None  # no network issues numbers of other lengths
+    six = int(digits[:6])  # one conversion; the shorter prefixes are its leading digits
+    two, four = six // 10_000, six // 100
     if two in (34, 37):
         return "amex" if n == 15 else None
-    if n < 16 or n > 19:
+    if n < 16:
         return None
-    if digits[0] == "4":
+    if two // 10 == 4:
         return "visa"
     if 51 <= two <= 55 or 2221 <= four <= 2720:
         return "mastercard" if n == 16 else None
     if 3528 <= four <= 3589:
         return "jcb"
-    if four == 6011 or 644 <= int(digits[:3]) <= 649 or two == 65 or 622126 <= six <= 622925:
+    if four == 6011 or 644 <= six // 1000 <= 649 or two == 65 or 622126 <= six <= 622925:
         return "discover"
     if two == 62:
         return "unionpay"
@@ -113,9 +123,10 @@ def bank_card(digits: str) -> bool | None:
 def org_code(value: str) -> bool | None:
     """GB 11714-1997 organization code: 8 body characters (digits, letters as 10-35) and a check character
     11 - sum(c_i * w_i) mod 11, written X for 10 and 0 for 11."""
-    if len(value) != 9 or not value[:8].isalnum():
+    body = value[:8].upper().encode()
+    if len(value) != 9 or not body.isalnum():  # bytes.isalnum: ASCII letters and digits only
         return False
-    total = sum(int(c, 36) * w for c, w in zip(value[:8], _ORG_WEIGHTS, strict=True))
+    total = sum(map(mul, body.translate(_BASE36), _ORG_WEIGHTS))
     r = 11 - total % 11
     return value[8] == ("X" if r == 10 else "0" if r == 11 else str(r))
 
@@ -125,9 +136,10 @@ def cn_uscc(value: str) -> bool | None:
     = (31 - sum(c_i * 3^i mod 31) mod 31) mod 31; characters 9-17 are a GB 11714 organization code and
     carry its check too (two independent checks: a random 18-digit number passes both 1 time in ~340)."""
     v = value.upper()
-    if len(v) != 18 or any(c not in USCC_CHARS for c in v) or not v[2:8].isdigit():
-        return False
-    total = sum(map(mul, map(_USCC_VALUE.__getitem__, v[:17]), _USCC_WEIGHTS))
+    b = v.encode("utf-8", "surrogatepass")
+    if len(b) != 18 or b.translate(None, _USCC_BYTES) or not b[2:8].isdigit():
+        return False  # a character outside the code set is left after deleting the set's characters
+    total = sum(map(mul, b.translate(_USCC_VALUE), _USCC_WEIGHTS))  # zip-like: stops at the 17 weights
     return USCC_CHARS[(31 - total % 31) % 31] == v[17] and org_code(v[8:17]) is True
 
 
@@ -192,8 +204,13 @@ def iban(value: str) -> bool | None:
     expected = IBAN_LENGTHS.get(v[:2])
     if (expected is not None and len(v) != expected) or not 15 <= len(v) <= 34 or not v.isalnum():
         return False
-    rearranged = v[4:] + v[:4]
-    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+    if not v.isascii():
+        return False
+    return int((v[4:] + v[:4]).translate(_IBAN_DIGITS)) % 97 == 1
+
+
+# ISO 13616 letters as numbers: A = 10 ... Z = 35 (digits stay).
+_IBAN_DIGITS = str.maketrans({chr(65 + i): str(10 + i) for i in range(26)})
 
 
 def cn_license_plate(value: str) -> bool | None:

@@ -77,3 +77,90 @@ def test_ipv6_agrees_with_the_standard_library(value: str) -> None:
     except ValueError:
         expected = False
     assert checksums.ipv6(value) is expected
+
+
+# Textbook forms of the checks, one character at a time: the validators compute them over bytes in C.
+
+
+def _luhn_reference(digits: str) -> bool:
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = int(c)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _uscc_reference(value: str) -> bool:
+    v = value.upper()
+    if len(v) != 18 or any(c not in checksums.USCC_CHARS for c in v) or not v[2:8].isdigit():
+        return False
+    total = sum(checksums.USCC_CHARS.index(c) * pow(3, i, 31) for i, c in enumerate(v[:17]))
+    if checksums.USCC_CHARS[(31 - total % 31) % 31] != v[17]:
+        return False
+    org = v[8:17]
+    r = 11 - sum(int(c, 36) * w for c, w in zip(org[:8], (3, 7, 9, 10, 5, 8, 4, 2), strict=True)) % 11
+    return org[8] == ("X" if r == 10 else "0" if r == 11 else str(r))
+
+
+def _iban_reference(value: str) -> bool:
+    v = value.upper()
+    expected = checksums.IBAN_LENGTHS.get(v[:2])
+    if (expected is not None and len(v) != expected) or not 15 <= len(v) <= 34 or not v.isalnum():
+        return False
+    return int("".join(str(int(c, 36)) for c in v[4:] + v[:4])) % 97 == 1
+
+
+@given(st.text("0123456789", min_size=1, max_size=25))
+def test_luhn_is_the_textbook_check(digits: str) -> None:
+    assert checksums.luhn(digits) is _luhn_reference(digits)
+
+
+def test_luhn_rejects_what_is_not_ascii_digits() -> None:
+    assert checksums.luhn("7992739871a") is False
+    assert checksums.luhn("７９９２７３９８７１３") is False  # full-width: the base view has made them ASCII
+
+
+@given(st.text(checksums.USCC_CHARS + "IOSVZio-é", min_size=17, max_size=19)
+       | st.text(checksums.USCC_CHARS, min_size=18, max_size=18))
+def test_uscc_is_the_textbook_check(value: str) -> None:
+    assert checksums.cn_uscc(value) is _uscc_reference(value)
+
+
+@given(st.text("0123456789", min_size=17, max_size=17))
+def test_every_uscc_body_has_one_valid_check_character(body: str) -> None:
+    valid = [c for c in checksums.USCC_CHARS if checksums.cn_uscc(body + c)]
+    assert len(valid) <= 1
+    assert valid == [c for c in checksums.USCC_CHARS if _uscc_reference(body + c)]
+
+
+@given(st.sampled_from(["GB", "DE", "FR", "NL", "XK", "gb"]).flatmap(
+    lambda cc: st.text("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=13, max_size=32).map(lambda rest: cc + rest)))
+def test_iban_is_the_textbook_check(value: str) -> None:
+    assert checksums.iban(value) is _iban_reference(value)
+
+
+def _network_reference(digits: str) -> str | None:
+    n = len(digits)
+    two, four = int(digits[:2]), int(digits[:4])
+    if two in (34, 37):
+        return "amex" if n == 15 else None
+    if n < 16 or n > 19:
+        return None
+    if digits[0] == "4":
+        return "visa"
+    if 51 <= two <= 55 or 2221 <= four <= 2720:
+        return "mastercard" if n == 16 else None
+    if 3528 <= four <= 3589:
+        return "jcb"
+    if four == 6011 or 644 <= int(digits[:3]) <= 649 or two == 65 or 622126 <= int(digits[:6]) <= 622925:
+        return "discover"
+    return "unionpay" if two == 62 else None
+
+
+@given(st.sampled_from(["4", "34", "37", "51", "55", "2221", "2720", "2719", "3528", "3589", "6011", "644", "649",
+                        "65", "622126", "622925", "62", "1", "99"]).flatmap(
+    lambda prefix: st.text("0123456789", min_size=13, max_size=20).map(lambda rest: (prefix + rest)[:20])))
+def test_card_network_reads_the_issuer_ranges(digits: str) -> None:
+    assert checksums.card_network(digits) == _network_reference(digits)
