@@ -17,13 +17,16 @@ sampler (`OTEL_TRACES_SAMPLER`, `_ARG`), resource (`OTEL_SERVICE_NAME`, `OTEL_RE
 `OTEL_PROPAGATORS` is not consulted. Exports run in the SDK's worker thread; a failing collector is logged
 and counted (`warden_span_export_failures_total`), never felt by requests (telemetry export fails open).
 
-Cost (bench/telemetry.py, budget: 10% CPU per request, ~100 us): the SDK's live spans measured 3 to 5 times
-the budget. Here an exchange's spans are plain values until it ends, then written once: for the OTLP
-exporters straight to protobuf bytes (proxy/otlp_wire.py SpanWriter: low-cardinality attributes and the
-guardrail events encoded once per distinct value and reused), so the batch queue holds one bytes object per
-span. Measured (py-spy and gc callbacks on `warden serve`, tracing on vs off): SDK `ReadableSpan`s waiting in
-the queue (a dozen GC-tracked objects per span) made full garbage collections 1.5 times as frequent, ~40 us
-per request, more than the encoding itself; and the encoding of a ReadableSpan was ~21 us against ~5 us now.
+Cost (bench/telemetry.py, budget: 10% CPU per request, ~300 us): the SDK's live spans measured 3 to 5 times
+the budget. Here an exchange's spans are plain values until it ends; then each is queued as one `PendingSpan`
+(a tuple of immutable values) and written in the exporter's thread, a batch at a time, straight to OTLP
+protobuf bytes (proxy/otlp_wire.py SpanWriter: low-cardinality attributes and the guardrail events encoded
+once per distinct value and reused). Measured on `warden serve` (tracing on vs off, thread CPU time around
+each stage, 2026-12-01): writing the two spans on the event loop, cold between requests, cost ~90 us per
+exchange, ~3-5x what the same code costs in a loop; written in the export thread, in batches, a fraction of
+that. Earlier: SDK `ReadableSpan`s waiting in the queue (a dozen GC-tracked objects per span) made full
+garbage collections 1.5 times as frequent, ~40 us per request; the tuples queued now hold only immutable
+values, which the collector stops tracking.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from proxy import attributes as A
-from proxy.otlp_wire import EncodedRequest, EncodedSpan, OtlpWireEncoder, SpanWriter
+from proxy.otlp_wire import SAMPLED_CONTEXT, EncodedRequest, OtlpWireEncoder, SpanWriter
 from proxy.state import FlowState, Outcome, Route
 
 if TYPE_CHECKING:
@@ -190,32 +193,55 @@ def parse_traceparent(traceparent: str | None, tracestate: str | None) -> Any:
 
 
 class WireExporter(_CountingExporter):
-    """Hands a span exporter the exchange spans `Tracing.finish` wrote, as one `WrittenBatch` (which the
-    patched `encode_spans` of the OTLP exporters turns into the request bytes); counts failed exports."""
+    """Hands a span exporter the `PendingSpan`s `Tracing.finish` queued, as one `WrittenBatch` (which the
+    patched `encode_spans` of the OTLP exporters turns into the request bytes); counts failed exports. Its
+    SpanWriter is used by the exporting thread only (the SDK serializes a processor's exports)."""
 
     def __init__(self, inner: Any, encoder: OtlpWireEncoder, resource: Any, scope: Any,
                  on_failure: Callable[[], None] | None) -> None:
         super().__init__(inner, on_failure)
         self.encoder = encoder
+        self.writer = SpanWriter()
         self.resource = resource
         self.scope = scope
 
     def batch(self, spans: Sequence[Any]) -> Sequence[Any]:
-        return WrittenBatch(spans, self.encoder, self.resource, self.scope)
+        return WrittenBatch(spans, self.encoder, self.writer, self.resource, self.scope)
+
+
+class PendingSpan(tuple[Any, ...]):
+    """One finished span as plain values, queued for the exporter's thread to write: `(trace_id,
+    trace_state header, end time, *_Written)`. The SDK's BatchSpanProcessor reads nothing of a queued span but
+    `span.context.trace_flags.sampled` (only sampled spans are queued). Its fields are plain tuples of
+    immutable values, which the garbage collector stops tracking: one tracked object per queued span (SDK
+    spans were a dozen)."""
+
+    __slots__ = ()
+    context = SAMPLED_CONTEXT
 
 
 class WrittenBatch(list[Any]):
-    """A batch of `EncodedSpan`s with what its request needs (len() stays the number of spans, which the SDK's
+    """A batch of `PendingSpan`s with what its request needs (len() stays the number of spans, which the SDK's
     exporters count)."""
 
-    def __init__(self, spans: Sequence[Any], encoder: OtlpWireEncoder, resource: Any, scope: Any) -> None:
+    def __init__(self, spans: Sequence[Any], encoder: OtlpWireEncoder, writer: SpanWriter, resource: Any,
+                 scope: Any) -> None:
         super().__init__(spans)
         self.encoder = encoder
+        self.writer = writer
         self.resource = resource
         self.scope = scope
 
     def request(self) -> bytes:
-        return self.encoder.encode_written(self.resource, self.scope, self)
+        writer = self.writer
+        event, span, shared, unique = writer.event, writer.span, writer.shared, writer.unique
+        encoded = []
+        for trace_id, trace_state, end, name, kind, span_id, parent_id, remote, start, flat, pairs, events, error \
+                in self:
+            written_events = b"".join([event(end, A.GEN_AI_GUARDRAIL_RESULT_EVENT, e) for e in events])
+            encoded.append(span(trace_id, span_id, trace_state, parent_id, remote, name, kind, start, end,
+                                shared(flat) + unique(pairs), written_events, error))
+        return self.encoder.encode_written(self.resource, self.scope, encoded)
 
 
 _ENCODER = OtlpWireEncoder(UNIQUE_ATTRIBUTES)  # for SDK spans (none of Warden's own reach it in practice)
@@ -296,10 +322,9 @@ class Tracing:
                  wire_processors: Sequence[Any] = ()) -> None:
         self.provider = provider
         self.processors = tuple(processors)  # take ReadableSpans
-        self.wire_processors = tuple(wire_processors)  # take EncodedSpans (their exporter is a WireExporter)
+        self.wire_processors = tuple(wire_processors)  # take PendingSpans (their exporter is a WireExporter)
         self.enabled = provider is not None
         self.scope: Any = None
-        self.writer = SpanWriter()
         if provider is not None:
             self.sampler = provider.sampler
             self.ids = provider.id_generator
@@ -307,6 +332,7 @@ class Tracing:
             self.scope = instrumentation_scope()
             # The SDK's own samplers read no attributes (and echo back the ones they get): they get none.
             self._builtin_sampler = type(self.sampler).__module__ == "opentelemetry.sdk.trace.sampling"
+            self._sample = plain_sampler(self.sampler)
 
     @classmethod
     def disabled(cls) -> Tracing:
@@ -369,8 +395,6 @@ class Tracing:
 
     def start_server(self, headers: MutableMapping[str, str], state: FlowState, path: str, scheme: str) -> FlowSpans:
         """Continue the client's trace (or start one) and decide sampling; nothing is built yet."""
-        from opentelemetry.trace import NonRecordingSpan, SpanKind, set_span_in_context
-
         traceparent, tracestate = _header_values(headers)
         parent = parse_traceparent(traceparent, tracestate) if traceparent else None
         operation, http_route = ROUTE_INFO.get(state.route, (None, None))
@@ -380,19 +404,30 @@ class Tracing:
                   A.HTTP_ROUTE, http_route, A.GEN_AI_OPERATION_NAME, operation)
         unique = [(A.URL_PATH, path.split("?", 1)[0]), (A.WARDEN_REQUEST_ID, state.request_id)]
         trace_id = parent.trace_id if parent is not None else self.ids.generate_trace_id()
-        context = set_span_in_context(NonRecordingSpan(parent)) if parent is not None else None
         trace_state = parent.trace_state if parent is not None else None
-        # A custom sampler gets the span's start attributes and may add some; the SDK's own get none.
+        if self._sample is not None:
+            sampled = self._sample(parent, trace_id)
+        else:
+            sampled, trace_state = self._sample_with_sdk(parent, trace_id, trace_state, name, shared, unique)
+        random_flag = int(parent.trace_flags) & 0x02 if parent is not None else 0x02  # W3C level 2 "random"
+        spans = FlowSpans(trace_id, self.ids.generate_span_id(), parent, trace_state,
+                          (0x01 if sampled else 0) | random_flag, time.time_ns(), name, shared, unique)
+        state.trace_id = format(trace_id, "032x")
+        return spans
+
+    def _sample_with_sdk(self, parent: Any, trace_id: int, trace_state: Any, name: str, shared: tuple[Any, ...],
+                         unique: list[tuple[str, Any]]) -> tuple[bool, Any]:
+        """A sampler `plain_sampler` cannot read: asked through the SDK's interface. A custom sampler gets the
+        span's start attributes and may add some (to `unique`) and change the trace state; the SDK's own get
+        no attributes."""
+        from opentelemetry.trace import NonRecordingSpan, SpanKind, set_span_in_context
+
+        context = set_span_in_context(NonRecordingSpan(parent)) if parent is not None else None
         attrs = None if self._builtin_sampler else _as_dict(shared, unique)
         decision = self.sampler.should_sample(context, trace_id, name, SpanKind.SERVER, attrs, None, trace_state)
         if decision.attributes and not self._builtin_sampler:
             unique.extend(decision.attributes.items())
-        random_flag = int(parent.trace_flags) & 0x02 if parent is not None else 0x02  # W3C level 2 "random"
-        spans = FlowSpans(trace_id, self.ids.generate_span_id(), parent, decision.trace_state or trace_state,
-                          (0x01 if decision.decision.is_sampled() else 0) | random_flag, time.time_ns(), name,
-                          shared, unique)
-        state.trace_id = format(trace_id, "032x")
-        return spans
+        return decision.decision.is_sampled(), decision.trace_state or trace_state
 
     def start_client(self, spans: FlowSpans, headers: MutableMapping[str, str], state: FlowState,
                      provider: str, host: str, port: int) -> None:
@@ -451,10 +486,10 @@ class Tracing:
                  A.HTTP_RESPONSE_STATUS_CODE, status, A.GEN_AI_RESPONSE_MODEL, state.response_model or None,
                  A.GEN_AI_RESPONSE_FINISH_REASONS, tuple(state.finish_reasons) or None, A.ERROR_TYPE, client_error,
                  *lora),
-                [(A.GEN_AI_RESPONSE_ID, state.response_id or None), (A.GEN_AI_USAGE_INPUT_TOKENS, usage.prompt_tokens),
+                ((A.GEN_AI_RESPONSE_ID, state.response_id or None), (A.GEN_AI_USAGE_INPUT_TOKENS, usage.prompt_tokens),
                  (A.GEN_AI_USAGE_OUTPUT_TOKENS, usage.completion_tokens),
                  (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cached_tokens),
-                 (A.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, state.time_to_first_chunk)],
+                 (A.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, state.time_to_first_chunk)),
                 (), client_error is not None and outcome is not Outcome.CLIENT_ABORTED,
             ))
         admin = state.model_admin_action or None
@@ -467,8 +502,8 @@ class Tracing:
              A.GEN_AI_REQUEST_MODEL, state.model or None, A.WARDEN_POLICY_VERSION, state.policy_version or None,
              A.WARDEN_MODEL_ADMIN_ACTION, admin, A.WARDEN_MODEL_ADMIN_ALLOWED,
              bool(state.model_admin_allowed) if admin else None, A.ERROR_TYPE, error_type, *lora),
-            [*spans.unique, (A.WARDEN_INPUT_HMAC, state.input_digest or None),
-             (A.WARDEN_OUTPUT_HMAC, state.output_digest or None), (A.WARDEN_AUDIT_SEQ, state.audit_seq)],
+            (*spans.unique, (A.WARDEN_INPUT_HMAC, state.input_digest or None),
+             (A.WARDEN_OUTPUT_HMAC, state.output_digest or None), (A.WARDEN_AUDIT_SEQ, state.audit_seq)),
             tuple(_guardrail_event(state, stage, verdict) for stage, verdict in state.stage_verdicts.items()),
             error_type is not None and ((status or 0) >= 500 or outcome is Outcome.INTERNAL_ERROR),
         ))
@@ -478,13 +513,9 @@ class Tracing:
             self._emit_sdk(spans, written, end)
 
     def _emit_wire(self, spans: FlowSpans, written: list[_Written], end: int) -> None:
-        writer = self.writer
         trace_state = spans.trace_state.to_header() if spans.trace_state else ""
         for w in written:
-            events = b"".join([writer.event(end, A.GEN_AI_GUARDRAIL_RESULT_EVENT, e) for e in w.events])
-            span = EncodedSpan(writer.span(spans.trace_id, w.span_id, trace_state, w.parent_id, w.parent_remote,
-                                           w.name, w.kind, w.start, end,
-                                           writer.shared(w.shared) + writer.unique(w.unique), events, w.error))
+            span = PendingSpan((spans.trace_id, trace_state, end, *w))
             for processor in self.wire_processors:
                 processor.on_end(span)
 
@@ -514,7 +545,7 @@ _SERVER, _CLIENT = 1, 2  # opentelemetry.trace.SpanKind values (the module is im
 
 class _Written(NamedTuple):
     """One finished span, as both writers take it (a NamedTuple: built twice per exchange, and a frozen
-    dataclass's __init__ costs several times more)."""
+    dataclass's __init__ costs several times more). Immutable values only: it waits in the export queue."""
 
     name: str
     kind: int
@@ -523,7 +554,7 @@ class _Written(NamedTuple):
     parent_remote: bool
     start: int
     shared: tuple[Any, ...]  # (key, value, ...), None values absent
-    unique: list[tuple[str, Any]]
+    unique: tuple[tuple[str, Any], ...]
     events: tuple[tuple[Any, ...], ...]  # gen_ai.guardrail.result events, each a flat (key, value, ...) tuple
     error: bool
 
@@ -543,6 +574,38 @@ def instrumentation_scope() -> Any:
     from proxy.metrics import build_version
 
     return InstrumentationScope(A.INSTRUMENTATION_SCOPE, build_version())
+
+
+def plain_sampler(sampler: Any) -> Callable[[Any, int], bool] | None:
+    """The SDK's own samplers (`OTEL_TRACES_SAMPLER`: always_on, always_off, traceidratio and their parentbased
+    forms) as a plain decision `(remote parent SpanContext or None, trace id) -> sampled`, the same as their
+    `should_sample` for the server span of an incoming request, whose parent, if any, comes from a
+    `traceparent` header (so it is remote) and which leave the trace state alone. Measured live, cold
+    between requests: the SDK's call (a parent Context built, ParentBased, StaticSampler, a SamplingResult)
+    was most of the ~35 us `start_server` cost. None for any other sampler: it is asked through the SDK."""
+    from opentelemetry.sdk.trace import sampling
+
+    method = getattr(type(sampler), "should_sample", None)
+    if method is sampling.StaticSampler.should_sample:
+        sampled = bool(sampler._decision.is_sampled())
+        return lambda parent, trace_id: sampled
+    if method is sampling.TraceIdRatioBased.should_sample:
+        bound, limit = sampler.bound, sampling.TraceIdRatioBased.TRACE_ID_LIMIT
+        return lambda parent, trace_id: trace_id & limit < bound
+    if method is sampling.ParentBased.should_sample:
+        root = plain_sampler(sampler._root)
+        if_sampled = plain_sampler(sampler._remote_parent_sampled)
+        if_not_sampled = plain_sampler(sampler._remote_parent_not_sampled)
+        if root is None or if_sampled is None or if_not_sampled is None:
+            return None
+
+        def parent_based(parent: Any, trace_id: int) -> bool:
+            if parent is None:
+                return root(None, trace_id)
+            return (if_sampled if parent.trace_flags.sampled else if_not_sampled)(parent, trace_id)
+
+        return parent_based
+    return None
 
 
 def _number(value: Any) -> float | None:

@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, TraceState
 
-from proxy.otlp_wire import EncodedSpan, OtlpWireEncoder, SpanWriter
+from proxy.otlp_wire import OtlpWireEncoder, SpanWriter
 
 RESOURCE = Resource.create({"service.name": "warden", "k8s.pod.name": "p-1"})
 SCOPE = InstrumentationScope("warden.proxy", "0.1.0")
@@ -92,7 +92,7 @@ def test_the_span_writer_matches_the_sdk_encoder() -> None:
                               now - 5000, now, writer.shared(shared) + writer.unique(unique),
                               writer.event(now, "gen_ai.guardrail.result", event), error)
             ours = ExportTraceServiceRequest.FromString(
-                OtlpWireEncoder().encode_written(RESOURCE, SCOPE, [EncodedSpan(raw)]))
+                OtlpWireEncoder().encode_written(RESOURCE, SCOPE, [raw]))
             attrs: dict[str, Any] = {shared[i]: shared[i + 1] for i in range(0, len(shared), 2)
                                      if shared[i + 1] is not None}
             attrs.update((k, v) for k, v in unique if v is not None)
@@ -106,8 +106,3 @@ def test_the_span_writer_matches_the_sdk_encoder() -> None:
                 instrumentation_scope=SCOPE,
             )
             assert ours == encode_spans([sdk]), f"\nours:\n{ours}\ntheirs:\n{encode_spans([sdk])}"
-
-
-def test_encoded_spans_are_queued_as_sampled_spans() -> None:
-    span = EncodedSpan(b"\x12\x00")
-    assert span.context.trace_flags.sampled  # all the SDK's BatchSpanProcessor reads of a span
