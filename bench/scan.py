@@ -13,8 +13,14 @@ benign numbers), the rest Faker prose; ~5% carry a listed word; plus a few ~100 
 scans 1,000 other texts: RE2 builds its DFA lazily, and that warm-up cost (mean CPU per text) is reported
 in its own column. Reported per engine: texts per CPU-second and MB/s (time.process_time over the ~1 KB
 texts), MB/s on the ~100 KB texts, and p50/p99 of the per-text latency on ~1 KB texts (thread CPU time;
-wall-clock p99 alongside). Ratios are ours/Presidio
-in MB/s. Targets (printed, not asserted): >= 20x Presidio's throughput, p99 < 1 ms per 1 KB text.
+wall-clock p99 alongside). Ratios are ours/Presidio in MB/s.
+
+The ratio the target is judged on comes from a second, interleaved phase: the four engines take turns on
+blocks of ~1 KB texts (ABBA order, `--rounds` rounds), and each engine's MB/s is pooled over its blocks.
+The table's phases run one after the other, and this machine's speed drifts within seconds (four runs of
+the same code read 17.5x to 23.3x that way on 2026-12-01): taking turns, a drift weighs on all engines
+alike. The per-round ratios' range is printed beside the pooled ratio.
+Targets (printed, not asserted): >= 20x Presidio's throughput, p99 < 1 ms per 1 KB text.
 """
 
 from __future__ import annotations
@@ -217,6 +223,43 @@ def measure(engine: str, build: Callable[[], Callable[[str], int]], small: Seque
     )
 
 
+def interleaved(builders: dict[str, Callable[[], Callable[[str], int]]], per_round: dict[str, int],
+                texts: Sequence[str], warm: Sequence[str], rounds: int) -> dict[str, list[tuple[float, int]]]:
+    """(CPU seconds, UTF-8 bytes) per round and engine, the engines taking turns on blocks of `texts` (in ABBA
+    order: the first engine of a round is the last of the next), each engine's blocks walking through the
+    texts. Every engine is built and warmed on `warm` first."""
+    scans = {}
+    for name, build in builders.items():
+        scans[name] = scan = build()
+        for t in warm:
+            scan(t)
+    spent: dict[str, list[tuple[float, int]]] = {name: [] for name in builders}
+    position = dict.fromkeys(builders, 0)
+    order = list(builders)
+    for r in range(rounds):
+        for name in order if r % 2 == 0 else order[::-1]:
+            n = per_round[name]
+            block = [texts[(position[name] + i) % len(texts)] for i in range(n)]
+            position[name] += n
+            scan = scans[name]
+            c0 = time.process_time()
+            for t in block:
+                scan(t)
+            spent[name].append((time.process_time() - c0, sum(len(t.encode()) for t in block)))
+    return spent
+
+
+def pooled_ratio(ours: list[tuple[float, int]], theirs: list[tuple[float, int]]) -> tuple[float, float, float]:
+    """MB/s of `ours` over MB/s of `theirs`, pooled over the rounds, and the lowest and highest per-round ratio."""
+    def rate(cpu: float, size: int) -> float:
+        return size / cpu if cpu > 0 else float("inf")
+
+    pooled = rate(sum(c for c, _ in ours), sum(b for _, b in ours)) / rate(sum(c for c, _ in theirs),
+                                                                            sum(b for _, b in theirs))
+    per_round = [rate(*a) / rate(*b) for a, b in zip(ours, theirs, strict=True)]
+    return pooled, min(per_round), max(per_round)
+
+
 def warden(paths: Sequence[Path]) -> Callable[[], Callable[[str], int]]:
     def build() -> Callable[[str], int]:
         from rules.scanner import Scanner
@@ -261,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--patterns", type=int, default=100)
     ap.add_argument("--rules", type=Path, action="append", default=[], help="extra rule file (repeatable)")
     ap.add_argument("--no-presidio", action="store_true")
+    ap.add_argument("--rounds", type=int, default=12, help="rounds of the interleaved phase (the ratio verdict)")
     args = ap.parse_args(argv)
 
     words = word_list(args.words)
@@ -295,9 +339,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     for ours_tag, theirs_tag, label in pairs:
         a, b = rows.get(ours_tag), rows.get(theirs_tag)
         if a is not None and b is not None and b.small_mb_s and b.big_mb_s:
-            ratio = a.small_mb_s / b.small_mb_s
-            print(f"ratio ours/Presidio ({label}): 1 KB texts {ratio:.1f}x, 100 KB texts "
-                  f"{a.big_mb_s / b.big_mb_s:.1f}x  (target >= 20x: {'met' if ratio >= 20 else 'NOT met'})")
+            print(f"sequential phases, ratio ours/Presidio ({label}): 1 KB texts {a.small_mb_s / b.small_mb_s:.1f}x, "
+                  f"100 KB texts {a.big_mb_s / b.big_mb_s:.1f}x")
+    if not args.no_presidio and all(tag in rows for pair in pairs for tag in pair[:2]):
+        with tempfile.TemporaryDirectory() as tmp:
+            rule_file = Path(tmp) / "bench_rules.yaml"
+            write_rule_file(rule_file, words, pats)
+            builders = {"warden_full": warden((*tuple(args.rules), rule_file)), "presidio_full": presidio("all"),
+                        "warden_pii": warden(tuple(args.rules)), "presidio_pii": presidio("pii")}
+            # Blocks of similar CPU time: Presidio is ~20x slower per text.
+            per_round = {"warden_full": 150, "presidio_full": 10, "warden_pii": 150, "presidio_pii": 15}
+            spent = interleaved(builders, per_round, small, warm[:200], args.rounds)
+        print(f"\ninterleaved: {args.rounds} rounds, the engines taking turns on blocks of ~1 KB texts "
+              f"({', '.join(f'{k} {v}' for k, v in per_round.items())} texts per round); MB/s pooled per engine")
+        for ours_tag, theirs_tag, label in pairs:
+            ratio, low, high = pooled_ratio(spent[ours_tag], spent[theirs_tag])
+            print(f"ratio ours/Presidio ({label}): 1 KB texts {ratio:.1f}x pooled (per round {low:.1f}-{high:.1f}x)"
+                  f"  (target >= 20x: {'met' if ratio >= 20 else 'NOT met'})")
     for tag in ("warden_pii", "warden_full"):
         if tag in rows:
             r = rows[tag]
