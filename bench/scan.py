@@ -224,14 +224,15 @@ def measure(engine: str, build: Callable[[], Callable[[str], int]], small: Seque
 
 
 def interleaved(builders: dict[str, Callable[[], Callable[[str], int]]], per_round: dict[str, int],
-                texts: Sequence[str], warm: Sequence[str], rounds: int) -> dict[str, list[tuple[float, int]]]:
+                texts: Sequence[str], warm: dict[str, Sequence[str]],
+                rounds: int) -> dict[str, list[tuple[float, int]]]:
     """(CPU seconds, UTF-8 bytes) per round and engine, the engines taking turns on blocks of `texts` (in ABBA
     order: the first engine of a round is the last of the next), each engine's blocks walking through the
-    texts. Every engine is built and warmed on `warm` first."""
+    texts. Every engine is built and warmed on its `warm` texts first, as in `measure`."""
     scans = {}
     for name, build in builders.items():
         scans[name] = scan = build()
-        for t in warm:
+        for t in warm[name]:
             scan(t)
     spent: dict[str, list[tuple[float, int]]] = {name: [] for name in builders}
     position = dict.fromkeys(builders, 0)
@@ -349,7 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "warden_pii": warden(tuple(args.rules)), "presidio_pii": presidio("pii")}
             # Blocks of similar CPU time: Presidio is ~20x slower per text.
             per_round = {"warden_full": 150, "presidio_full": 10, "warden_pii": 150, "presidio_pii": 15}
-            spent = interleaved(builders, per_round, small, warm[:200], args.rounds)
+            warm_for = {name: warm if name.startswith("warden") else warm[:20] for name in builders}  # as above
+            spent = interleaved(builders, per_round, small, warm_for, args.rounds)
         print(f"\ninterleaved: {args.rounds} rounds, the engines taking turns on blocks of ~1 KB texts "
               f"({', '.join(f'{k} {v}' for k, v in per_round.items())} texts per round); MB/s pooled per engine")
         for ours_tag, theirs_tag, label in pairs:

@@ -586,26 +586,30 @@ def plain_sampler(sampler: Any) -> Callable[[Any, int], bool] | None:
     from opentelemetry.sdk.trace import sampling
 
     method = getattr(type(sampler), "should_sample", None)
-    if method is sampling.StaticSampler.should_sample:
-        sampled = bool(sampler._decision.is_sampled())
-        return lambda parent, trace_id: sampled
-    if method is sampling.TraceIdRatioBased.should_sample:
-        bound, limit = sampler.bound, sampling.TraceIdRatioBased.TRACE_ID_LIMIT
-        return lambda parent, trace_id: trace_id & limit < bound
-    if method is sampling.ParentBased.should_sample:
-        root = plain_sampler(sampler._root)
-        if_sampled = plain_sampler(sampler._remote_parent_sampled)
-        if_not_sampled = plain_sampler(sampler._remote_parent_not_sampled)
-        if root is None or if_sampled is None or if_not_sampled is None:
+    try:  # the samplers' fields are private: an SDK that renames them gets the SDK's call, not an error
+        if method is sampling.StaticSampler.should_sample:
+            sampled = bool(sampler._decision.is_sampled())
+            return lambda parent, trace_id: sampled
+        if method is sampling.TraceIdRatioBased.should_sample:
+            bound, limit = int(sampler.bound), sampling.TraceIdRatioBased.TRACE_ID_LIMIT
+            return lambda parent, trace_id: trace_id & limit < bound
+        if method is sampling.ParentBased.should_sample:
+            root = plain_sampler(sampler._root)
+            if_sampled = plain_sampler(sampler._remote_parent_sampled)
+            if_not_sampled = plain_sampler(sampler._remote_parent_not_sampled)
+        else:
             return None
+    except AttributeError:
+        return None
+    if root is None or if_sampled is None or if_not_sampled is None:
+        return None
 
-        def parent_based(parent: Any, trace_id: int) -> bool:
-            if parent is None:
-                return root(None, trace_id)
-            return (if_sampled if parent.trace_flags.sampled else if_not_sampled)(parent, trace_id)
+    def parent_based(parent: Any, trace_id: int) -> bool:
+        if parent is None:
+            return root(None, trace_id)
+        return (if_sampled if parent.trace_flags.sampled else if_not_sampled)(parent, trace_id)
 
-        return parent_based
-    return None
+    return parent_based
 
 
 def _number(value: Any) -> float | None:

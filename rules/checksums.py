@@ -123,7 +123,7 @@ def bank_card(digits: str) -> bool | None:
 def org_code(value: str) -> bool | None:
     """GB 11714-1997 organization code: 8 body characters (digits, letters as 10-35) and a check character
     11 - sum(c_i * w_i) mod 11, written X for 10 and 0 for 11."""
-    body = value[:8].upper().encode()
+    body = value[:8].upper().encode("utf-8", "surrogatepass")
     if len(value) != 9 or not body.isalnum():  # bytes.isalnum: ASCII letters and digits only
         return False
     total = sum(map(mul, body.translate(_BASE36), _ORG_WEIGHTS))
