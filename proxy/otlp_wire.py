@@ -47,10 +47,20 @@ def _ld(tag: bytes, payload: bytes) -> bytes:
 T1_LD, T2_LD, T3_LD, T4_LD, T5_LD = b"\x0a", b"\x12", b"\x1a", b"\x22", b"\x2a"
 
 
+def _utf8(text: str) -> bytes:
+    """UTF-8 for a protobuf string. Text from a request may hold lone surrogates (JSON allows `"\\ud800"`),
+    which UTF-8 cannot encode and OTLP receivers must reject: they are written as `?` (a request of hundreds
+    of spans is not lost to one hostile model name)."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
+
+
 def _any_value(value: Any) -> bytes:
     """An AnyValue message body."""
     if isinstance(value, str):
-        return _ld(T1_LD, value.encode())
+        return _ld(T1_LD, _utf8(value))
     if isinstance(value, bool):
         return b"\x10" + (b"\x01" if value else b"\x00")
     if isinstance(value, int):
@@ -61,7 +71,7 @@ def _any_value(value: Any) -> bytes:
         return _ld(b"\x3a", value)
     if isinstance(value, Sequence):
         return _ld(b"\x2a", b"".join(_ld(T1_LD, _any_value(v)) for v in value))
-    return _ld(T1_LD, str(value).encode())
+    return _ld(T1_LD, _utf8(str(value)))
 
 
 class OtlpWireEncoder:
@@ -94,11 +104,11 @@ class OtlpWireEncoder:
                     continue
             prefix = keys.get(key)
             if prefix is None:
-                prefix = _ld(T1_LD, key.encode())
+                prefix = _ld(T1_LD, _utf8(key))
                 if len(keys) < self.CACHE_LIMIT:
                     keys[key] = prefix
             if kind is str:
-                raw = value.encode()
+                raw = _utf8(value)
                 n = len(raw)
                 any_value = (b"\x0a" + bytes((n,)) if n < 0x80 else b"\x0a" + _varint(n)) + raw
             else:
@@ -125,7 +135,7 @@ class OtlpWireEncoder:
         key = (scope.name, scope.version) if scope is not None else ("", None)
         cached = self._scopes.get(key)
         if cached is None:
-            body = _ld(T1_LD, key[0].encode()) + (_ld(T2_LD, key[1].encode()) if key[1] else b"")
+            body = _ld(T1_LD, _utf8(key[0])) + (_ld(T2_LD, _utf8(key[1])) if key[1] else b"")
             cached = self._scopes[key] = _ld(T1_LD, body)
         return cached
 
@@ -134,25 +144,25 @@ class OtlpWireEncoder:
         out = [b"\x0a\x10" + ctx.trace_id.to_bytes(16, "big"), b"\x12\x08" + ctx.span_id.to_bytes(8, "big")]
         trace_state = ctx.trace_state.to_header() if ctx.trace_state else ""
         if trace_state:
-            out.append(_ld(T3_LD, trace_state.encode()))
+            out.append(_ld(T3_LD, _utf8(trace_state)))
         parent = span.parent
         flags = _HAS_IS_REMOTE  # as the SDK's encoder: the W3C flag bits are not copied (all spans sent are sampled)
         if parent is not None:
             out.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
             if parent.is_remote:
                 flags |= _IS_REMOTE
-        out.append(_ld(T5_LD, span.name.encode()))
+        out.append(_ld(T5_LD, _utf8(span.name)))
         out.append(b"\x30" + _varint(span.kind.value + 1))  # proto SpanKind = SDK SpanKind + 1 (0 is unspecified)
         out.append(b"\x39" + _FIXED64.pack(span.start_time or 0))
         out.append(b"\x41" + _FIXED64.pack(span.end_time or 0))
         out.append(self._attributes(b"\x4a", span.attributes))
         for event in span.events:
-            body = b"\x09" + _FIXED64.pack(event.timestamp) + _ld(T2_LD, event.name.encode())
+            body = b"\x09" + _FIXED64.pack(event.timestamp) + _ld(T2_LD, _utf8(event.name))
             body += self._attributes(T3_LD, event.attributes)
             out.append(_ld(b"\x5a", body))
         status = span.status
         code = status.status_code.value
-        status_body = (_ld(T2_LD, status.description.encode()) if status.description else b"") + \
+        status_body = (_ld(T2_LD, _utf8(status.description)) if status.description else b"") + \
             (b"\x18" + _varint(code) if code else b"")
         out.append(_ld(b"\x7a", status_body))
         out.append(b"\x85\x01" + _FIXED32.pack(flags))  # field 16, fixed32
@@ -164,7 +174,7 @@ class OtlpWireEncoder:
         body = self._resource(resource) + _ld(T2_LD, self._scope(scope) + b"".join(spans))
         schema = getattr(resource, "schema_url", "") if resource is not None else ""
         if schema:
-            body += _ld(T3_LD, schema.encode())
+            body += _ld(T3_LD, _utf8(schema))
         return _ld(T1_LD, body)
 
     def encode(self, spans: Sequence[Any]) -> bytes:
@@ -183,7 +193,7 @@ class OtlpWireEncoder:
                 body.append(_ld(T2_LD, self._scope(scope) + b"".join(_ld(T2_LD, s) for s in encoded)))
             schema = getattr(resource, "schema_url", "") if resource is not None else ""
             if schema:
-                body.append(_ld(T3_LD, schema.encode()))
+                body.append(_ld(T3_LD, _utf8(schema)))
             out.append(_ld(T1_LD, b"".join(body)))
         return b"".join(out)
 
@@ -227,7 +237,7 @@ class SpanWriter:
         lengths, key, value tag) cached by key and length: ids and digests of one kind have one length."""
         kind = type(value)
         if kind is str:
-            raw: bytes = value.encode()
+            raw: bytes = _utf8(value)
             prefix = self._prefixes.get((tag, key, len(raw)))
             if prefix is None:
                 prefix = self._prefix(tag, key, b"\x0a" + _varint(len(raw)), len(raw))
@@ -246,7 +256,7 @@ class SpanWriter:
     def _key(self, key: str) -> bytes:
         field = self._keys.get(key)
         if field is None:
-            field = _ld(T1_LD, key.encode())
+            field = _ld(T1_LD, _utf8(key))
             if len(self._keys) < self.CACHE_LIMIT:
                 self._keys[key] = field
         return field
@@ -283,7 +293,7 @@ class SpanWriter:
         """A Span.Event field (tag included); its name and attributes are cached by value."""
         body = self._events.get((name, flat))
         if body is None:
-            body = _ld(T2_LD, name.encode()) + self.shared(flat, T3_LD)
+            body = _ld(T2_LD, _utf8(name)) + self.shared(flat, T3_LD)
             if len(self._events) >= self.CACHE_LIMIT:
                 self._events.clear()
             self._events[(name, flat)] = body
@@ -298,13 +308,13 @@ class SpanWriter:
         sets status ERROR (else UNSET), without a description, as Warden's spans have none."""
         parts = [b"\x0a\x10" + trace_id.to_bytes(16, "big") + b"\x12\x08" + span_id.to_bytes(8, "big")]
         if trace_state:
-            parts.append(_ld(T3_LD, trace_state.encode()))
+            parts.append(_ld(T3_LD, _utf8(trace_state)))
         flags = _HAS_IS_REMOTE
         if parent_id:
             parts.append(b"\x22\x08" + parent_id.to_bytes(8, "big"))
             if parent_remote:
                 flags |= _IS_REMOTE
-        raw_name = name.encode()
+        raw_name = _utf8(name)
         n = len(raw_name)
         parts.append((b"\x2a" + bytes((n,)) if n < 0x80 else b"\x2a" + _varint(n)) + raw_name)
         parts.append(b"\x30" + bytes((kind + 1,)) + b"\x39" + _FIXED64.pack(start) + b"\x41" + _FIXED64.pack(end))

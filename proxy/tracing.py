@@ -233,15 +233,27 @@ class WrittenBatch(list[Any]):
         self.scope = scope
 
     def request(self) -> bytes:
-        writer = self.writer
-        event, span, shared, unique = writer.event, writer.span, writer.shared, writer.unique
+        """The ExportTraceServiceRequest bytes. A span that cannot be written (a bug of ours) is dropped and
+        logged, not the batch: up to `OTEL_BSP_MAX_EXPORT_BATCH_SIZE` exchanges share it."""
         encoded = []
-        for trace_id, trace_state, end, name, kind, span_id, parent_id, remote, start, flat, pairs, events, error \
-                in self:
-            written_events = b"".join([event(end, A.GEN_AI_GUARDRAIL_RESULT_EVENT, e) for e in events])
-            encoded.append(span(trace_id, span_id, trace_state, parent_id, remote, name, kind, start, end,
-                                shared(flat) + unique(pairs), written_events, error))
+        dropped = 0
+        for pending in self:
+            try:
+                encoded.append(self._write(pending))
+            except Exception:
+                if not dropped:
+                    log.exception("cannot write a span; dropped")
+                dropped += 1
+        if dropped > 1:
+            log.warning("dropped spans that could not be written", extra={"spans": dropped})
         return self.encoder.encode_written(self.resource, self.scope, encoded)
+
+    def _write(self, pending: Sequence[Any]) -> bytes:
+        trace_id, trace_state, end, name, kind, span_id, parent_id, remote, start, flat, pairs, events, error = pending
+        writer = self.writer
+        written_events = b"".join([writer.event(end, A.GEN_AI_GUARDRAIL_RESULT_EVENT, e) for e in events])
+        return writer.span(trace_id, span_id, trace_state, parent_id, remote, name, kind, start, end,
+                           writer.shared(flat) + writer.unique(pairs), written_events, error)
 
 
 _ENCODER = OtlpWireEncoder(UNIQUE_ATTRIBUTES)  # for SDK spans (none of Warden's own reach it in practice)

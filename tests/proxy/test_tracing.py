@@ -454,3 +454,33 @@ def test_other_samplers_are_asked_through_the_sdk() -> None:
 
     assert plain_sampler(Custom()) is None
     assert plain_sampler(ParentBased(Custom())) is None
+
+
+def test_a_model_name_with_a_lone_surrogate_is_exported_as_valid_utf8(guard: Guard,
+                                                                      exporter: InMemorySpanExporter) -> None:
+    """JSON lets a client send `"\\ud800"`, which UTF-8 cannot encode: written as `?`, the batch survives."""
+    tracing, capture = both_paths(exporter)
+    exchange(make_services(guard, tracing),
+             chat_flow({"model": "m\ud800x", "messages": [{"role": "user", "content": "hi"}]}))
+    assert len(capture.requests) == 2
+    client = ExportTraceServiceRequest.FromString(capture.requests[0]).resource_spans[0].scope_spans[0].spans[0]
+    assert client.name == "chat m?x"
+    models = [a.value.string_value for a in client.attributes if a.key == A.GEN_AI_REQUEST_MODEL]
+    assert models == ["m?x"]
+
+
+def test_a_span_that_cannot_be_written_is_dropped_not_the_batch(
+    guard: Guard, exporter: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
+) -> None:
+    from proxy.tracing import PendingSpan
+
+    tracing, capture = both_paths(exporter)
+    exchange(make_services(guard, tracing), chat_flow({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
+    good = [span for batch in capture.batches for span in batch]
+    broken = PendingSpan(("not an int", *good[0][1:]))  # a trace id of the wrong type: a bug, not input
+    first = capture.batches[0]
+    batch = WrittenBatch([good[0], broken, good[1]], OtlpWireEncoder(), SpanWriter(), first.resource, first.scope)
+    with caplog.at_level("ERROR", logger="warden.tracing"):
+        request = ExportTraceServiceRequest.FromString(batch.request())
+    assert len(request.resource_spans[0].scope_spans[0].spans) == 2
+    assert "cannot write a span" in caplog.text
