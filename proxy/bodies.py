@@ -1,4 +1,5 @@
-"""Decoding bodies from outside, bounded: a compressed body may not expand past the size limit.
+"""Bodies from outside: decoded bounded (a compressed body may not expand past the size limit), and written
+back as JSON when the guard rewrites them.
 
 mitmproxy's own `get_content()` decompresses without a bound, so an 8 MiB gzip bomb could become gigabytes
 in memory. Bodies we inspect are decoded here instead; encodings we cannot bound are refused (fail closed).
@@ -6,6 +7,7 @@ in memory. Bodies we inspect are decoded here instead; encodings we cannot bound
 
 from __future__ import annotations
 
+import json
 import zlib
 
 from proxy.errors import ApiError, body_too_large, unsupported_encoding
@@ -37,3 +39,15 @@ def decode(raw: bytes, content_encoding: str, limit: int) -> bytes:
         raise BodyError(ApiError(400, "invalid_request_error", "invalid_encoding",
                                  f"The body is not valid {encoding} data."))
     raise BodyError(unsupported_encoding(encoding))
+
+
+def json_bytes(obj: object) -> bytes:
+    """`obj` as the JSON of a rewritten body or event, UTF-8 as it came. Text UTF-8 cannot hold (a lone
+    surrogate a client or the upstream escaped, `"\\ud800"`, which the standard library's parser accepts) is
+    written escaped again, as it came, and the other side decides what to make of it: `encode()` raised here
+    before, and the exchange failed closed with a 500 (or the stream ended) over a masked phone number."""
+    text = json.dumps(obj, ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(obj).encode()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from proxy.httpget import ProbeError, http_get
+from proxy.state import record_name
 
 log = logging.getLogger("warden.lora")
 
@@ -123,13 +124,14 @@ def parse_models(payload: bytes) -> tuple[dict[str, ModelInfo], str | None]:
     for item in data if isinstance(data, list) else []:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             continue
-        name, parent, root = item["id"], item.get("parent"), item.get("root")
+        # Names as requests' model names are recorded (proxy/state.py record_name), so that they match.
+        name, parent, root = record_name(item["id"]) or "", record_name(item.get("parent")), item.get("root")
         owner = str(item.get("owned_by", "")).lower()
         provider = provider or _OWNERS.get(owner)
         if isinstance(parent, str) and parent:
             models[name] = ModelInfo(name, parent, True, root if isinstance(root, str) else None)
         else:
-            base = root if isinstance(root, str) and root and not root.startswith("/") else name
+            base = (record_name(root) or name) if isinstance(root, str) and root and not root.startswith("/") else name
             models[name] = ModelInfo(name, base, False)
     return models, provider
 

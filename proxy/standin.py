@@ -217,6 +217,11 @@ class StandinHandler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             self.send_error_json(400, "request body must be a JSON object", "invalid_json")
             return
+        try:
+            json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:  # a lone surrogate ("\ud800"): strict servers (pydantic's parser) refuse it
+            self.send_error_json(400, "request body holds a lone surrogate", "invalid_json")
+            return
         knobs = body.get("standin") if isinstance(body.get("standin"), dict) else {}
         assert isinstance(knobs, dict)
         if knobs.get("headers_delay_ms"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -10,6 +11,20 @@ if TYPE_CHECKING:
     from mitmproxy import http
 
 STATE_KEY = "warden"
+MAX_NAME_CHARS = 256  # a model or adapter name as Warden's records carry it
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def record_name(value: object) -> str | None:
+    """A model or adapter name from a request or the upstream's `/v1/models`, as Warden's records carry it (spans,
+    audit records, logs, the LoRA lookup): None unless a string; at most MAX_NAME_CHARS characters; lone
+    surrogates as U+FFFD. JSON lets a client write `"\\ud800"`, which UTF-8 cannot encode: left in, the audit
+    log refused the record (an exchange without a record) and span export failed. The request itself is
+    forwarded as it came."""
+    if not isinstance(value, str):
+        return None
+    name = value[:MAX_NAME_CHARS]
+    return _LONE_SURROGATE.sub("\ufffd", name) if not name.isascii() else name
 
 
 class Route(StrEnum):

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from proxy.bodies import json_bytes
 from proxy.errors import ApiError
 from proxy.extract import MESSAGE_TEXT_KEYS, put, response_texts
 from proxy.guard import inspect
@@ -35,7 +36,7 @@ DONE = b"data: [DONE]\n\n"
 
 
 def sse_data(obj: object) -> bytes:
-    return b"data: " + json.dumps(obj, ensure_ascii=False).encode() + b"\n\n"
+    return b"data: " + json_bytes(obj) + b"\n\n"
 
 
 class Lenient(dict[str, Any]):

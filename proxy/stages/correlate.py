@@ -11,7 +11,7 @@ from proxy.errors import body_too_large
 from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
-from proxy.state import INSPECTED_ROUTES, STATE_KEY, FlowState, Outcome, classify_route, get_state
+from proxy.state import INSPECTED_ROUTES, STATE_KEY, FlowState, Outcome, classify_route, get_state, record_name
 
 # A client-supplied id is echoed into logs and headers: accept only a bounded, printable token.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -54,6 +54,5 @@ class Correlate:
             return
         body = request_json(flow, state, self.limit)
         if body is not None:
-            model = body.get("model")
-            state.model = model if isinstance(model, str) else None
+            state.model = record_name(body.get("model"))
             state.stream = body.get("stream") is True

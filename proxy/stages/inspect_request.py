@@ -7,13 +7,13 @@ strings. Big bodies are scanned in a worker thread so one long prompt never stal
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Iterable
 
 from mitmproxy import http
 
 from audit.records import Verdict
+from proxy.bodies import json_bytes
 from proxy.errors import content_blocked
 from proxy.extract import TextField, put, request_texts
 from proxy.guard import Inspection, inspect
@@ -151,7 +151,7 @@ class InspectRequest:
         if inspection.rewritten:
             for field, text in inspection.rewritten:
                 put(body, field.path, text)
-            flow.request.content = json.dumps(body, ensure_ascii=False).encode()
+            flow.request.content = json_bytes(body)
 
     def _block(self, flow: http.HTTPFlow, state: FlowState, inspection: Inspection) -> None:
         state.outcome = Outcome.BLOCKED

@@ -16,7 +16,7 @@ from typing import Any
 from mitmproxy import http
 
 from audit.records import Verdict
-from proxy.bodies import BodyError, decode
+from proxy.bodies import BodyError, decode, json_bytes
 from proxy.errors import ApiError, content_blocked
 from proxy.extract import TextField, put, response_texts
 from proxy.guard import Inspection, inspect
@@ -103,7 +103,7 @@ class InspectResponse:
         for path in changed:
             put(body, path, final[path])
         if changed:
-            content = json.dumps(body, ensure_ascii=False).encode()
+            content = json_bytes(body)
             flow.response.content = content
         self._finish(flow, state, content)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import REPO, Process, ProxyFactory, free_port, warden_command
+from tests.e2e.conftest import REPO, Process, ProxyFactory, free_port, http_get, warden_command
 
 pytestmark = pytest.mark.slow
 
@@ -72,6 +72,35 @@ def test_every_kind_of_exchange_is_recorded_and_the_log_verifies(
     everything = b"".join(p.read_bytes() for p in audit_dir.rglob("*") if p.is_file())
     assert ID.encode() not in everything and PHONE.encode() not in everything
     assert "代考".encode() not in everything
+
+
+def test_text_utf8_cannot_hold_is_forwarded_as_it_came_and_recorded(
+    standin: Process, start_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    """JSON lets a client escape a lone surrogate ("\\ud800"), which UTF-8 cannot encode. Warden neither fails
+    the exchange (masking rewrote the body and could not encode it: a 500) nor loses its audit record (the
+    model name went into the record as it came, and the log refused it): the masked body goes upstream with
+    the surrogate escaped as sent, and the record names the model with U+FFFD."""
+    audit_dir = tmp_path / "audit"
+    proxy = start_proxy(standin.url, "--audit-dir", str(audit_dir))
+    url = proxy.url + "/v1/chat/completions"
+    headers = {"content-type": "application/json"}
+    odd_model = httpx.post(url, headers=headers,
+                           content=b'{"model": "m\\ud800x", "messages": [{"role": "user", "content": "hi"}]}')
+    masked = httpx.post(url, headers=headers, content=(
+        b'{"model": "m", "messages": [{"role": "user", "content": "call ' + PHONE.encode() + b' \\ud800"}]}'))
+    # The stand-in refuses lone surrogates as pydantic-based model servers do: the 400s are the upstream's.
+    assert [r.status_code for r in (odd_model, masked)] == [400, 400]
+    assert masked.json()["error"]["message"] == "request body holds a lone surrogate"
+    status, last = http_get(standin.url + "/_standin/last")
+    assert status == 200 and PHONE.encode() not in last and b"\\ud800" in last
+    assert proxy.stop() == 0
+
+    result = verify(audit_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    models = sorted(str(r["exchange"]["model"]) for r in exchange_records(audit_dir))  # type: ignore[index]
+    assert models == ["m", "m\ufffdx"]
+    assert proxy.log_path is not None and b"audit append failed" not in proxy.log_path.read_bytes()
 
 
 def test_sigkill_under_load_loses_no_acknowledged_exchange(standin: Process, tmp_path: Path) -> None:

@@ -106,3 +106,14 @@ def test_the_span_writer_matches_the_sdk_encoder() -> None:
                 instrumentation_scope=SCOPE,
             )
             assert ours == encode_spans([sdk]), f"\nours:\n{ours}\ntheirs:\n{encode_spans([sdk])}"
+
+
+def test_text_utf8_cannot_encode_is_written_with_question_marks() -> None:
+    """A lone surrogate in any text would make the whole request invalid UTF-8: it becomes "?"."""
+    writer = SpanWriter()
+    raw = writer.span(1, 2, "", 0, False, "chat m\ud800", 2, 1, 2,
+                      writer.shared(("k", "v\udc80")) + writer.unique([("id", "x\ud800")]), b"", False)
+    request = ExportTraceServiceRequest.FromString(OtlpWireEncoder().encode_written(RESOURCE, SCOPE, [raw]))
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    assert span.name == "chat m?"
+    assert {a.key: a.value.string_value for a in span.attributes} == {"k": "v?", "id": "x?"}

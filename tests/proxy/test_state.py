@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from proxy.state import Route, classify_route
+from proxy.state import MAX_NAME_CHARS, Route, classify_route, record_name
 
 
 @pytest.mark.parametrize(
@@ -25,3 +25,12 @@ from proxy.state import Route, classify_route
 )
 def test_classify_route(path: str, route: Route) -> None:
     assert classify_route(path) is route
+
+
+def test_record_name_keeps_what_utf8_can_hold_and_bounds_the_length() -> None:
+    assert record_name("Qwen/Qwen2.5-7B-Instruct") == "Qwen/Qwen2.5-7B-Instruct"
+    assert record_name("模型-甲") == "模型-甲"
+    assert record_name("m\ud800x\udc80") == "m\ufffdx\ufffd"
+    assert record_name("x" * 10_000) == "x" * MAX_NAME_CHARS
+    assert record_name(7) is None and record_name(None) is None
+    assert (record_name("m\ud800") or "").encode()  # UTF-8 can write every recorded name

@@ -456,17 +456,20 @@ def test_other_samplers_are_asked_through_the_sdk() -> None:
     assert plain_sampler(ParentBased(Custom())) is None
 
 
-def test_a_model_name_with_a_lone_surrogate_is_exported_as_valid_utf8(guard: Guard,
-                                                                      exporter: InMemorySpanExporter) -> None:
-    """JSON lets a client send `"\\ud800"`, which UTF-8 cannot encode: written as `?`, the batch survives."""
+def test_a_model_name_with_a_lone_surrogate_is_recorded_with_a_replacement_character(
+    guard: Guard, exporter: InMemorySpanExporter
+) -> None:
+    """JSON lets a client send `"\\ud800"`, which UTF-8 cannot encode: the name is recorded with U+FFFD (the
+    request itself goes upstream as it came), and the spans are exported."""
     tracing, capture = both_paths(exporter)
-    exchange(make_services(guard, tracing),
-             chat_flow({"model": "m\ud800x", "messages": [{"role": "user", "content": "hi"}]}))
+    flow = chat_flow({"model": "m\ud800x", "messages": [{"role": "user", "content": "hi"}]})
+    exchange(make_services(guard, tracing), flow)
     assert len(capture.requests) == 2
     client = ExportTraceServiceRequest.FromString(capture.requests[0]).resource_spans[0].scope_spans[0].spans[0]
-    assert client.name == "chat m?x"
+    assert client.name == "chat m\ufffdx"
     models = [a.value.string_value for a in client.attributes if a.key == A.GEN_AI_REQUEST_MODEL]
-    assert models == ["m?x"]
+    assert models == ["m\ufffdx"]
+    assert b'"m\\ud800x"' in flow.request.content  # forwarded unchanged
 
 
 def test_a_span_that_cannot_be_written_is_dropped_not_the_batch(
