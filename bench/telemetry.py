@@ -162,14 +162,13 @@ def main() -> None:
     configs = {
         OFF: {"OTEL_TRACES_EXPORTER": "none"},
         ON: {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-                                        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{receiver.endpoint}/v1/traces",
-                                        "OTEL_TRACES_SAMPLER": "always_on"},
+             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{receiver.endpoint}/v1/traces",
+             "OTEL_TRACES_SAMPLER": "always_on"},
     }
     if not args.no_control:  # the same configuration as the first, in a process of its own: the noise floor
         configs[CONTROL] = {"OTEL_TRACES_EXPORTER": "none"}
     if args.breakdown:  # where the cost goes: propagation and sampling only, nothing recorded or exported
-        configs["tracing on, sampler always_off"] = {**configs[ON],
-                                                     "OTEL_TRACES_SAMPLER": "always_off"}
+        configs["tracing on, sampler always_off"] = {**configs[ON], "OTEL_TRACES_SAMPLER": "always_off"}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
     try:
         for r in range(rounds):
@@ -199,14 +198,15 @@ def pooled(runs: list[dict[str, float]], key: str) -> float:
     return statistics.fmean(r[key] for r in runs)
 
 
-def added_rows(results: dict[str, list[dict[str, float]]], base: str, other: str) -> tuple[dict[str, float],
-                                                                                          dict[str, float],
-                                                                                          dict[str, tuple[float,
-                                                                                                          float]]]:
+Ranges = dict[str, tuple[float, float]]
+
+
+def added_rows(results: dict[str, list[dict[str, float]]], base: str,
+               other: str) -> tuple[dict[str, float], dict[str, float], Ranges]:
     """`other` against `base`: the ratio of medians, the pooled ratio and the range of per-round ratios."""
     med: dict[str, float] = {}
     pool: dict[str, float] = {}
-    spread: dict[str, tuple[float, float]] = {}
+    spread: Ranges = {}
     for key in PHASES:
         a = [r[key] for r in results[base]]
         b = [r[key] for r in results[other]]
