@@ -402,6 +402,7 @@ def test_queued_spans_are_sampled_and_hold_only_untracked_values(guard: Guard, e
     assert all(span.context.trace_flags.sampled for span in queued)  # all the SDK's processors read of a span
     for _ in range(3):  # a pass untracks a tuple whose items are untracked by then: nesting takes a pass per level
         gc.collect()
+
     def tracked(value: object) -> list[object]:
         if isinstance(value, tuple) and gc.is_tracked(value):
             return [v for item in value for v in tracked(item)] or [value]
