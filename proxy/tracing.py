@@ -249,11 +249,12 @@ class WrittenBatch(list[Any]):
         return self.encoder.encode_written(self.resource, self.scope, encoded)
 
     def _write(self, pending: Sequence[Any]) -> bytes:
-        trace_id, trace_state, end, name, kind, span_id, parent_id, remote, start, flat, pairs, events, error = pending
+        trace_id, trace_state, end = pending[:3]
+        w = _Written._make(pending[3:])  # raises on a PendingSpan of another shape: dropped, not misread
         writer = self.writer
-        written_events = b"".join([writer.event(end, A.GEN_AI_GUARDRAIL_RESULT_EVENT, e) for e in events])
-        return writer.span(trace_id, span_id, trace_state, parent_id, remote, name, kind, start, end,
-                           writer.shared(flat) + writer.unique(pairs), written_events, error)
+        events = b"".join([writer.event(end, A.GEN_AI_GUARDRAIL_RESULT_EVENT, e) for e in w.events])
+        return writer.span(trace_id, w.span_id, trace_state, w.parent_id, w.parent_remote, w.name, w.kind, w.start,
+                           end, writer.shared(w.shared) + writer.unique(w.unique), events, w.error)
 
 
 _ENCODER = OtlpWireEncoder(UNIQUE_ATTRIBUTES)  # for SDK spans (none of Warden's own reach it in practice)

@@ -107,26 +107,28 @@ class StreamScanner:
         excess = len(pending) - self._limit
         lo = off + excess if excess > 0 else off
         scanner = self._scanner
+        data = b""
+        views: Views | None = None
         if self._dirty_end > self._released - off:
             views = Views(window, self._config)
         elif self._bytes_only:
             # The common case: the window is its own base view and the scanner asks nothing of the others,
             # so both questions (what to hold back, is anything there) are asked of its bytes directly.
             data = window.encode("utf-8", "surrogatepass")
-            cut = scanner.held_start_bytes(data, len(window), lo) - off
-            if cut <= 0:
-                self._pending = pending
-                return NOTHING
-            if scanner.window_clear(data):
-                return self._release_clear(cut, window, off)
-            return self._release(cut, window, Views.unchanged(window, self._config, data), off)
         else:
             views = Views.unchanged(window, self._config)
-        # The window's views serve both questions: what may still grow into a match, and what is found.
-        cut = scanner.viable_start_views(views, lo) - off
+        # One window serves both questions: what may still grow into a match, and what is found.
+        if views is None:
+            cut = scanner.held_start_bytes(data, len(window), lo) - off
+        else:
+            cut = scanner.viable_start_views(views, lo) - off
         if cut <= 0:
             self._pending = pending
             return NOTHING
+        if views is None:
+            if scanner.window_clear(data):
+                return self._release_clear(cut, window, off)
+            views = Views.unchanged(window, self._config, data)
         return self._release(cut, window, views, off)
 
     def flush(self) -> StreamStep:
