@@ -12,7 +12,8 @@ Two views of a text are matched:
 Every view keeps an `OffsetMap` so a span found in it maps back to Python string indices into the raw text.
 Speed: an ASCII text without skip characters costs one `isascii()` and one `lower()`; otherwise the
 character work is done by `str.translate` with tables built once, and only characters that change length
-(removed or expanded) are visited from Python.
+(removed or expanded) are visited from Python. Skip runs are found in one pass of Python's `re` over the
+lowered text (`_skip_runs`), defined by the RE2 of `_skip_re`.
 """
 
 from __future__ import annotations
@@ -363,6 +364,7 @@ def warm_up(config: NormalizeConfig) -> None:
     """Build the translation tables now (about 0.1 s) rather than on the first scanned text."""
     _tables(config.traditional_to_simplified)
     _skip_re(config.skip_chars, config.max_skip)
+    _skip_runs(config.skip_chars, config.max_skip)
 
 
 def _translate(raw: str, t2s: bool) -> tuple[str, OffsetMap | None, bytes | None]:
@@ -399,10 +401,10 @@ def _translate(raw: str, t2s: bool) -> tuple[str, OffsetMap | None, bytes | None
 
 @functools.cache
 def _skip_re(skip_chars: str, max_skip: int) -> Any:
-    """One RE2 over the lower-cased view's bytes, without capture groups (RE2 then needs only its DFA, which
-    halved this stage): a skip run between two ideographs; a run of non-space skip characters between two
-    letters; a whitespace run or a control whitespace character. Digits are never joined: that is the PII
-    view's business and "1-2" must not become "12"."""
+    """What the compact view removes, as one RE2 over the lower-cased view's bytes: a skip run between two
+    ideographs; a run of non-space skip characters between two letters; a whitespace run (folded to one
+    space). Digits are never joined: that is the PII view's business and "1-2" must not become "12".
+    `_skip_runs` finds the same runs faster; this one runs when a skip character is a letter itself."""
     k = max(0, max_skip)
     cps = sorted({ord(c) for c in skip_chars})
     nonspace = sorted({ord(c) for c in skip_chars} - {ord(c) for c in " \t\n\r\f\v"})
@@ -438,18 +440,129 @@ def _lower(text: str) -> tuple[str, OffsetMap | None]:
 
 def lowered_of(base: View) -> View:
     """The base view lower-cased, control whitespace as spaces (one for one): the compact view before skip
-    runs are removed. Word lists test their prefilter here, so most texts never build the compact view."""
+    runs are removed."""
+    return View(*_lowered_text(base))
+
+
+def _lowered_text(base: View) -> tuple[str, tuple[OffsetMap | _ByteMap, ...]]:
     text, lmap = _lower(base.text)
     maps = base.maps if lmap is None else (*base.maps, lmap)
     for ws in _CONTROL_WS:
         if ws in text:
             text = text.replace(ws, " ")
-    return View(text, maps)
+    return text, maps
 
 
 def compact_of(base: View, config: NormalizeConfig, lowered: View | None = None) -> View:
     """The base view lower-cased with in-word skip characters removed and whitespace runs collapsed."""
-    low = lowered_of(base) if lowered is None else lowered
+    runs = _skip_runs(config.skip_chars, config.max_skip)
+    if runs is None:
+        return _compact_re2(lowered_of(base) if lowered is None else lowered, config)
+    text, maps = _lowered_text(base) if lowered is None else (lowered.text, lowered.maps)
+    found = [(m.start(), m.end(), m.lastindex) for m in runs.regex.finditer(text)]
+    if any(g for _, _, g in found):  # a folded space run, or a run next to a letter RE2 must confirm
+        edits = runs.edits(text, found)
+        if edits:
+            new_text, omap = _apply_edits(text, edits)
+            return View(new_text, (*maps, omap))
+    elif found:  # only runs dropped: the common case, no replacement text to interleave
+        rs = [a for a, _, _ in found]
+        re_ = [b for _, b, _ in found]
+        new_text = "".join([text[b:a] for b, a in zip([0, *re_], [*rs, len(text)], strict=True)])
+        removed = accumulate([b - a for a, b, _ in found], initial=0)  # before each run
+        ns = [a - d for a, d in zip(rs, removed, strict=False)]
+        return View(new_text, (*maps, OffsetMap(ns, ns, rs, re_)))
+    return View(text, maps) if lowered is None else lowered
+
+
+@dataclass(frozen=True, slots=True)
+class _SkipRuns:
+    """Finds what `_skip_re` finds in a lowered text, in one pass of Python's `re` over the text instead of
+    one RE2 call per run (~2 us each: most of the compact view on Chinese prose, whose Faker sentences end
+    in ASCII '.'). `re` has lookbehind, so a match is the run alone, and two runs around one letter ("代 考
+    试") need no resumed search. Letters are RE2's `\\pL` (the tables may differ from Python's): next to an
+    ASCII letter or a CJK ideograph a run matches directly; next to any other non-ASCII character it
+    matches in a group of `verify` and stays only if RE2 calls both neighbours letters."""
+
+    regex: re.Pattern[str]
+    verify: frozenset[int]  # groups: runs whose neighbours RE2 must confirm as letters
+    fold: int  # group: a space run folded to one space
+
+    def edits(self, text: str, found: list[tuple[int, int, int | None]]) -> list[tuple[int, int, str]]:
+        """(start, end, replacement) of the runs in `found` (start, end, matched group)."""
+        verify = self.verify
+        return [
+            (a, b, " " if g == self.fold else "")
+            for a, b, g in found
+            if g not in verify or (_is_letter(text[a - 1]) and _is_letter(text[b]))
+        ]
+
+
+@functools.cache
+def _skip_runs(skip_chars: str, max_skip: int) -> _SkipRuns | None:
+    """The lowered view keeps no control whitespace, so its only whitespace is the space (`_skip_re`'s
+    `\\s`). A run is then decided by the characters around it alone, since skip characters are neither letters
+    nor ideographs; None when one is, and `_compact_re2` applies."""
+    k = max(0, max_skip)
+    skip = set(skip_chars) - set(_CONTROL_WS)
+    if any(_is_letter(c) or re.fullmatch(f"[{CJK_CLASS}]", c) for c in skip):
+        return None
+    nonspace = skip - {" "}
+    known = _plain_letters()
+    branches: list[str] = []
+    verify: set[int] = set()
+    fold = groups = 0
+    # One branch per first character of a run: `re` skips to those characters, and tries the alternatives in
+    # `_skip_re`'s order only there.
+    for c in sorted(skip | {" "}):
+        alts = []
+        if c in skip and k:
+            alts.append(f"(?<=[{CJK_CLASS}]{_py_chars(c)})[{_py_chars(skip)}]{{0,{k - 1}}}(?=[{CJK_CLASS}])")
+        if c in nonspace and k:
+            run = f"[{_py_chars(nonspace)}]{{0,{k - 1}}}"
+            alts.append(f"(?<=[{known}]{_py_chars(c)}){run}(?=[{known}])")
+            alts.append(f"(?<=[{_MAYBE_LETTER}]{_py_chars(c)})({run})(?=[{_MAYBE_LETTER}])")
+            groups += 1
+            verify.add(groups)
+        if c == " ":
+            alts.append("( +)")
+            groups += 1
+            fold = groups
+        if alts:
+            branches.append(f"{_py_chars(c)}(?:{'|'.join(alts)})")
+    return _SkipRuns(re.compile("|".join(branches)), frozenset(verify), fold)
+
+
+_MAYBE_LETTER = "A-Za-z\u0080-\U0010ffff"
+
+
+def _py_chars(chars: str | set[str]) -> str:
+    return "".join(_py_esc(ord(c)) for c in sorted(chars))
+
+
+@functools.cache
+def _plain_letters() -> str:
+    """ASCII letters, and the CJK unified ideographs if RE2's tables call every one of them a letter: runs
+    next to these need no RE2 call."""
+    cjk = "".join(map(chr, (*range(0x3400, 0x4DC0), *range(0x4E00, 0xA000))))
+    whole = re2.compile("\\A\\pL+\\z", _re2_opts())
+    return "A-Za-z\u3400-\u4dbf\u4e00-\u9fff" if found_in(whole, cjk.encode()) else "A-Za-z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_letter(c: str) -> bool:
+    """Whether RE2's `\\pL` matches the character `c`."""
+    return found_in(_letter_re(), c.encode("utf-8", "surrogatepass"))
+
+
+@functools.cache
+def _letter_re() -> Any:
+    return re2.compile("\\A\\pL\\z", _re2_opts())
+
+
+def _compact_re2(low: View, config: NormalizeConfig) -> View:
+    """`compact_of` by RE2 over the lowered view's bytes, one search per run: for skip characters that are
+    letters or ideographs."""
     maps, data = low.maps, low.data
     rx = _skip_re(config.skip_chars, config.max_skip)
     match = rx._regexp.Match
@@ -551,5 +664,6 @@ class Views:
     @property
     def compact(self) -> View:
         if self._compact is None:
-            self._compact = compact_of(self.base, self.config, self.lowered)
+            # Not through `lowered`: the compact view needs the lowered text, not its UTF-8 bytes.
+            self._compact = compact_of(self.base, self.config, self._lowered)
         return self._compact

@@ -158,3 +158,33 @@ def test_a_text_without_changing_characters_is_its_own_base_view(text: str) -> N
         assert fast.compact.text == views.compact.text
     else:
         assert views.base.text != text or views.base.maps != ()
+
+
+# Around skip runs: ideographs (a compatibility one RE2 may not call a letter, a hexagram just below the
+# unified block), Latin, Cyrillic, a title-case letter, digits, punctuation, a lone surrogate, a combining mark.
+_AROUND_RUNS = st.lists(st.sampled_from([
+    *" ..--*_·•|/\\~+#\t\n", *"abZ19代考试", "é", "ж", "ǅ", "\u4dc0", "\ufa6e", "\uf900", "，", "。", "²", "\u0307",
+    "İ", "\U00020000", "\ud800", "\u3000", "\u200b", "Ａ", "ﬁ", "\x85",
+]), max_size=30).map("".join)
+_SKIP_CONFIGS = [
+    CONFIG, NormalizeConfig(max_skip=1), NormalizeConfig(max_skip=0), NormalizeConfig(max_skip=8),
+    NormalizeConfig(skip_chars="-."), NormalizeConfig(skip_chars=""), NormalizeConfig(skip_chars="\u3000²-"),
+    NormalizeConfig(skip_chars="x-"), NormalizeConfig(skip_chars="考 "),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_AROUND_RUNS)
+def test_the_skip_runs_found_by_re_are_the_ones_re2_finds(text: str) -> None:
+    """`compact_of` finds skip runs with Python's `re`; `_compact_re2` (one RE2 search per run, and the path for
+    skip characters that are letters) is the definition: same text, same offsets back to the raw text."""
+    from rules.normalize import _compact_re2, compact_of, lowered_of
+
+    for config in _SKIP_CONFIGS:
+        base = base_view(text, config)
+        ours, theirs = compact_of(base, config), _compact_re2(lowered_of(base), config)
+        assert ours.text == theirs.text and ours.data == theirs.data
+        n = len(ours.text)
+        for i in range(n + 1):
+            for j in range(i, min(n, i + 3) + 1):
+                assert ours.raw_span(i, j) == theirs.raw_span(i, j)
