@@ -79,7 +79,11 @@ class Lane:
     judged: int = 0  # characters already handed to the semantic judge
 
     def out(self, step: StreamStep) -> str:
-        text = self.restorer.feed(step.text) if step.text else ""
+        text = step.text
+        # Text without "<" holds no placeholder, nor the start of one: the restorer is skipped (this runs once
+        # per streamed event) unless it holds the start of one from an earlier event.
+        if text and ("<" in text or self.restorer.holding):
+            text = self.restorer.feed(text)
         if text:
             self.emitted.append(text)
             self.released += len(text)

@@ -82,6 +82,11 @@ class StreamRestorer:
         self._vault = vault
         self._pending = ""
 
+    @property
+    def holding(self) -> bool:
+        """Whether a suffix that may start a placeholder is held back."""
+        return bool(self._pending)
+
     def feed(self, delta: str) -> str:
         text = self._pending + delta
         cut = text.rfind("<")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,35 @@ class ScanResult:
 
 
 EMPTY_RESULT = ScanResult((), (), Action.ALLOW, ())
+
+RE2Match = Callable[[Any, bytes, int, int], list[tuple[int, int]]]  # the binding's RE2.Match
+
+
+@dataclass(frozen=True, slots=True)
+class WindowProbe:
+    """What a stream window is asked, for a scanner whose windows are answered from their UTF-8 bytes alone
+    (`Scanner.bytes_only_windows`): the RE2 binding's own match functions, which the stream scanner calls
+    once per streamed event (rules/stream.py), where every Python call in between costs.
+
+    `tail` (None: nothing is ever held back) answers what to hold back, through `held_chars`. `set_hits` is
+    the window Set, `Scanner.scan_window`'s first step: when it returns only `sentinel`, nothing at all is
+    in the bytes, and `scan_window` has no finding either."""
+
+    tail: RE2Match | None
+    set_hits: Callable[[bytes], list[int]]
+    sentinel: int
+
+
+def held_chars(tail: RE2Match, data: bytes, n: int, from_byte: int = 0) -> int:
+    """Characters at the end of a base view (UTF-8 `data`, `n` characters) that could still grow into a match
+    of `tail` (the PII closures and word tails, followed by \\z), 0 for none. With `from_byte`, only suffixes
+    starting at or after that byte count; the bytes before it stay visible to the search as context."""
+    start = tail(_UNANCHORED, data, from_byte, len(data))[0][0]
+    if not 0 <= start < len(data):
+        return 0
+    # Counted from the end: the held tail is short, and decoding it is cheaper than a byte -> character
+    # conversion from the window's start (RE2 over UTF-8 starts matches on character boundaries).
+    return len(data) - start if len(data) == n else len(data[start:].decode("utf-8", "surrogatepass"))
 
 
 def _mask_spec(fields: Mapping[str, Any]) -> MaskSpec | None:
@@ -130,6 +159,7 @@ class Scanner:
         self._filters = tuple(filters)
         self._build_holdback()
         self._build_window_set()
+        self._build_window_probe()
         digest = hashlib.sha256(ENGINE_VERSION.encode())
         digest.update(json.dumps(_jsonable({
             "normalize": [
@@ -328,35 +358,24 @@ class Scanner:
     @property
     def bytes_only_windows(self) -> bool:
         """Whether a stream window that is its own base view is answered from its UTF-8 bytes alone
-        (`held_start_bytes`, `window_clear`): PII kinds and word lists with a prefilter, no rule patterns,
-        compact-view word lists, plug-in detectors or filters."""
-        return (self._window_set is not None and self._pattern_tail is None and not self._words_on_compact
-                and not self._extra and not self._filters)
+        (`window_probe`): PII kinds and word lists with a prefilter, no rule patterns, compact-view word
+        lists, plug-in detectors or filters."""
+        return self._window_probe is not None
 
-    def held_start_bytes(self, data: bytes, n: int, lo: int) -> int:
-        """`viable_start_views` for a window of `n` characters that is its own base view, from its UTF-8
-        `data` (no Views object per streamed event; only when `bytes_only_windows`)."""
-        q = max(lo, n - self._blind_hold) if self._blind_hold else n
-        held = self._base_held(data, n)
-        return min(q, max(lo, n - held)) if held else q
+    def _build_window_probe(self) -> None:
+        self._window_probe: WindowProbe | None = None
+        if (self._window_set is not None and self._pattern_tail is None and not self._words_on_compact
+                and not self._extra and not self._filters):
+            # No blind hold-back either: only rule patterns and plug-in detectors have one.
+            tail = self._pii_tail._regexp.Match if self._pii_tail is not None else None
+            self._window_probe = WindowProbe(tail, self._window_match, self._window_sentinel)
 
-    def window_clear(self, data: bytes) -> bool:
-        """Whether the window Set (`scan_window`'s first step) finds nothing at all in `data`: then
-        `scan_window` has no finding either (only when `bytes_only_windows`)."""
-        hits = self._window_match(data)
-        return bool(hits) and len(hits) == 1 and hits[0] == self._window_sentinel
+    @property
+    def window_probe(self) -> WindowProbe | None:
+        """The searches a stream window that is its own base view is asked, from its UTF-8 bytes alone (no
+        Views object per streamed event); None unless `bytes_only_windows`."""
+        return self._window_probe
 
-    def _base_held(self, data: bytes, n: int) -> int:
-        """Characters at the end of a base view (`data`, `n` characters) that could still grow into a PII
-        match or a prefiltered word (0: none)."""
-        if self._pii_tail is None:
-            return 0
-        start = self._pii_tail._regexp.Match(_UNANCHORED, data, 0, len(data))[0][0]
-        if not 0 <= start < len(data):
-            return 0
-        # Counted from the end: the held tail is short, and decoding it is cheaper than a ByteIndex conversion
-        # from the window's start (RE2 over UTF-8 starts matches on character boundaries).
-        return len(data) - start if len(data) == n else len(data[start:].decode("utf-8", "surrogatepass"))
 
     def viable_start_views(self, views: Views, lo: int) -> int:
         """Like `viable_start` on already normalized views of a text, never below raw index `lo` (the stream
@@ -365,7 +384,7 @@ class Scanner:
         q = max(lo, n - self._blind_hold) if self._blind_hold else n
         if self._pii_tail is not None:
             v = views.base
-            held = self._base_held(v.data, len(v.text))
+            held = held_chars(self._pii_tail._regexp.Match, v.data, len(v.text))
             if held:
                 q = min(q, max(lo, v.raw_start(len(v.text) - held)))
         if self._pattern_tail is not None:

@@ -29,7 +29,7 @@ from rules.findings import Action, Finding
 from rules.normalize import Views, changing_chars
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault
-from rules.scanner import Scanner
+from rules.scanner import Scanner, held_chars
 
 CONTEXT = 64  # released characters kept as left context: >= the PII context window (24) plus slack
 
@@ -58,14 +58,18 @@ class StreamScanner:
     Cost per feed (the stream callable runs it once per SSE event, so it is the guard's per-chunk cost; an
     RE2 call costs ~0.7 us in the binding alone, more than matching ~100 characters): the delta is tested
     against the characters normalization rewrites (a window without any is its own base view, no search);
-    one RE2 over the base view for the hold-back (`viable_start_views`: PII closures and the word lists'
-    fuzzy closures in one pattern); and, only when something is released, one re2.Set over the window
-    (`Scanner.scan_window`: the PII prefilters and the word prefilter together). No lowered or compact view
-    is built unless a word may match or rule patterns are loaded. A release without findings, the common
-    case, allocates one StreamStep and touches no decision. In-process, builtin packs: ~5-6 us per feed
-    (was ~17 us with a full normalization, the word list's Python prefix loop and two prefilter calls)."""
+    one RE2 over the base view for the hold-back (PII closures and the word lists' fuzzy closures in one
+    pattern); and, only when something is released, one re2.Set (`Scanner.scan_window`'s: the PII
+    prefilters and the word prefilter together). Both search only the unreleased text when nothing released
+    can still start a match (`_clean`), and are called through the scanner's `WindowProbe`, the binding's
+    functions themselves: live, between two events mitmproxy's own work evicts our code and data from the
+    caches, and each Python call and each searched byte then costs several times its in-process price. No
+    lowered or compact view is built unless a word may match or rule patterns are loaded. A release without
+    findings, the common case, allocates one StreamStep and touches no decision. In-process, builtin packs:
+    ~5-6 us per feed (was ~17 us with a full normalization, the word list's Python prefix loop and two
+    prefilter calls)."""
 
-    __slots__ = ("_blocked", "_bytes_only", "_changing", "_config", "_context", "_dirty_end", "_limit", "_pending",
+    __slots__ = ("_blocked", "_changing", "_clean", "_config", "_context", "_dirty_end", "_limit", "_pending", "_probe",
                  "_released", "_scanner", "_vault")
 
     def __init__(self, scanner: Scanner, vault: PseudonymVault | None = None) -> None:
@@ -77,12 +81,16 @@ class StreamScanner:
         self._pending = ""
         self._blocked = False
         self._limit = scanner.max_hold_back + 1
-        self._bytes_only = scanner.bytes_only_windows
+        self._probe = scanner.window_probe
         # Normalization is per code point, so a window whose characters are all left alone by it is its own
         # base view: only each delta is tested (`changing_chars`), and the window is searched again only
         # while it still holds a character fed at or before stream index `_dirty_end`.
         self._changing = changing_chars(self._config.traditional_to_simplified)
         self._dirty_end = 0  # stream index just past the last delta that held a character to rewrite
+        # No suffix that starts in the released text can still grow into a match: viability is prefix-closed,
+        # so text that was not viable when released never becomes so. Only a release forced by the bound (or
+        # a flush) breaks it, until the next release decided by the hold-back itself.
+        self._clean = True
 
     @property
     def blocked(self) -> bool:
@@ -106,30 +114,45 @@ class StreamScanner:
             self._dirty_end = self._released + len(pending)
         excess = len(pending) - self._limit
         lo = off + excess if excess > 0 else off
-        scanner = self._scanner
-        data = b""
         views: Views | None = None
         if self._dirty_end > self._released - off:
             views = Views(window, self._config)
-        elif self._bytes_only:
-            # The common case: the window is its own base view and the scanner asks nothing of the others,
-            # so both questions (what to hold back, is anything there) are asked of its bytes directly.
-            data = window.encode("utf-8", "surrogatepass")
+        elif self._probe is not None:
+            return self._feed_bytes(pending, window, off, lo, excess <= 0)
         else:
             views = Views.unchanged(window, self._config)
-        # One window serves both questions: what may still grow into a match, and what is found.
-        if views is None:
-            cut = scanner.held_start_bytes(data, len(window), lo) - off
-        else:
-            cut = scanner.viable_start_views(views, lo) - off
+        cut = self._scanner.viable_start_views(views, lo) - off
         if cut <= 0:
             self._pending = pending
             return NOTHING
-        if views is None:
-            if scanner.window_clear(data):
-                return self._release_clear(cut, window, off)
-            views = Views.unchanged(window, self._config, data)
+        self._clean = excess <= 0
         return self._release(cut, window, views, off)
+
+    def _feed_bytes(self, pending: str, window: str, off: int, lo: int, decided: bool) -> StreamStep:
+        """The common case: the window is its own base view and the scanner asks nothing of the others, so
+        both questions (what to hold back, is anything there) are asked of its UTF-8 bytes, through the
+        scanner's `WindowProbe`. `decided`: the bound does not force this release."""
+        probe = self._probe
+        assert probe is not None
+        data = window.encode("utf-8", "surrogatepass")
+        n = len(window)
+        from_byte = 0
+        if self._clean:
+            # Only the unreleased text is searched: the released context stays visible to the searches (for
+            # boundaries), but nothing in it can start a match any more.
+            from_byte = off if len(data) == n else len(data) - len(pending.encode("utf-8", "surrogatepass"))
+        held = held_chars(probe.tail, data, n, from_byte) if probe.tail is not None else 0
+        cut = (max(lo, n - held) if held else n) - off
+        if cut <= 0:
+            self._pending = pending
+            return NOTHING
+        self._clean = decided
+        # The Set over the unreleased text only: cut there, it can only find more (`^` and the prefilters'
+        # left boundaries accept the cut), never miss a candidate that lies after it.
+        hits = probe.set_hits(data[from_byte:] if from_byte else data)
+        if len(hits) == 1 and hits[0] == probe.sentinel:
+            return self._release_clear(cut, window, off)
+        return self._release(cut, window, Views.unchanged(window, self._config, data), off)
 
     def flush(self) -> StreamStep:
         if self._blocked:
@@ -137,6 +160,7 @@ class StreamScanner:
         if not self._pending:
             return NOTHING
         window = self._context + self._pending
+        self._clean = False  # everything is released, viable or not
         return self._release(len(self._pending), window, Views(window, self._config), len(self._context))
 
     def _release_clear(self, cut: int, window: str, off: int) -> StreamStep:

@@ -13,8 +13,8 @@ from rules import masking
 from rules.findings import Action
 from rules.normalize import NormalizeConfig, Views, changing_chars
 from rules.pseudonym import PseudonymVault
-from rules.scanner import Scanner
-from rules.stream import StreamScanner
+from rules.scanner import Scanner, held_chars
+from rules.stream import StreamScanner, StreamStep
 from tests.rules import values as v
 
 REAL_TEXTS = [
@@ -177,9 +177,12 @@ def test_bytes_only_hold_back_equals_the_views_one(window_scanner: Scanner, piec
     assert window_scanner.config == NormalizeConfig()
     lo = min(lo, len(text))
     data = text.encode("utf-8", "surrogatepass")
-    assert window_scanner.held_start_bytes(data, len(text), lo) == window_scanner.viable_start_views(
-        Views(text, window_scanner.config), lo)
-    if window_scanner.window_clear(data):  # a clear window has no finding (a prefilter hit may have none)
+    probe = window_scanner.window_probe
+    assert probe is not None and probe.tail is not None
+    held = held_chars(probe.tail, data, len(text))
+    held_start = max(lo, len(text) - held) if held else len(text)
+    assert held_start == window_scanner.viable_start_views(Views(text, window_scanner.config), lo)
+    if probe.set_hits(data) == [probe.sentinel]:  # a clear window has no finding (a prefilter hit may have none)
         assert not window_scanner.scan_window(text, 0, Views(text, window_scanner.config)).findings
 
 
@@ -199,3 +202,37 @@ def test_mixed_text_any_split_with_the_window_set(window_scanner: Scanner, piece
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
     chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
     assert streamed(window_scanner, chunks) == whole(window_scanner, text)
+
+
+class WholeWindowStream(StreamScanner):
+    """The stream scanner as it was before it searched only its unreleased text: the reference."""
+
+    def _feed_bytes(self, pending: str, window: str, off: int, lo: int, decided: bool) -> StreamStep:
+        self._clean = False
+        return super()._feed_bytes(pending, window, off, lo, decided)
+
+
+def steps(stream: StreamScanner, chunks: list[str]) -> list[tuple[str, int]]:
+    out = [(stream.feed(c).text, stream.pending) for c in chunks]
+    return [*out, (stream.flush().text, stream.pending)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_PLAIN_PIECES, max_size=20), st.data())
+def test_searching_only_unreleased_text_changes_no_step(window_scanner: Scanner, pieces: list[str],
+                                                        data: st.DataObject) -> None:
+    text = "".join(pieces)
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    assert steps(StreamScanner(window_scanner), chunks) == steps(WholeWindowStream(window_scanner), chunks)
+
+
+def test_after_a_release_forced_by_the_bound_the_whole_window_is_searched(window_scanner: Scanner) -> None:
+    # A private key block a little longer than the bound: the start of its header is released while still
+    # viable, so a suffix that starts in the released context can still grow into a match, and the next
+    # feeds must search that context too (the rest of the header and the body, "/=", start no match).
+    body = "/=" * (window_scanner.max_hold_back // 2 - 5)
+    chunks = ["-----BEGIN RSA PRIVATE KEY-----" + body, "/=", "/", "=\n-----END RSA PRIVATE KEY----- ok"]
+    whole_window = steps(WholeWindowStream(window_scanner), chunks)
+    assert whole_window[1] == ("AT", window_scanner.max_hold_back + 1)  # at the bound: two out ("PRIVATE"), two in
+    assert steps(StreamScanner(window_scanner), chunks) == whole_window
