@@ -16,6 +16,7 @@ from typing import Any
 from mitmproxy import http
 
 from audit.records import Verdict
+from proxy.answer import record_answer, record_usage
 from proxy.bodies import BodyError, decode, json_bytes
 from proxy.errors import ApiError, content_blocked
 from proxy.extract import TextField, put, response_texts
@@ -23,7 +24,6 @@ from proxy.guard import Inspection, inspect
 from proxy.services import Services
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import OFFLOAD_CHARS, record
-from proxy.stages.stream import record_answer, record_usage
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from rules.findings import Action
 from rules.pseudonym import PseudonymVault

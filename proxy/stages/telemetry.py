@@ -14,8 +14,8 @@ from typing import Any
 
 from mitmproxy import http
 
+from proxy.answer import peek_finish_reasons, peek_identity, record_answer, record_usage
 from proxy.services import Services
-from proxy.stages.stream import peek_finish_reasons, peek_identity, record_answer, record_usage
 from proxy.state import FlowState, Outcome, Route, get_state
 
 log = logging.getLogger("warden.exchange")

@@ -15,8 +15,8 @@ from proxy.guard import Guard
 from proxy.metrics import Metrics
 from proxy.services import Services
 from proxy.stages.settle import Settle
-from proxy.stages.stream import SseRelay, peek_chunk
-from proxy.stages.telemetry import Telemetry, record_answer
+from proxy.stages.stream import SseRelay
+from proxy.stages.telemetry import Telemetry
 from proxy.state import STATE_KEY, FlowState, Route
 
 _GUARD = Guard.load()
@@ -24,24 +24,6 @@ _GUARD = Guard.load()
 
 def chunk(payload: dict[str, Any]) -> bytes:
     return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
-
-
-def test_peek_reads_id_model_and_finish_reasons_not_content() -> None:
-    state = FlowState("r", Route.CHAT, 0.0)
-    first = {"id": "chatcmpl-1", "model": "m", "choices": [
-        {"index": 0, "delta": {"content": 'fake "id":"evil" "finish_reason":"pwned"'}, "finish_reason": None}]}
-    peek_chunk(chunk(first), state)
-    last = {"id": "chatcmpl-1", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
-    peek_chunk(chunk(last) + chunk({**last, "choices": [{"index": 1, "delta": {}, "finish_reason": "stop"}]}), state)
-    assert (state.response_id, state.response_model) == ("chatcmpl-1", "m")
-    assert state.finish_reasons == ["length", "stop"]
-
-
-def test_record_answer() -> None:
-    state = FlowState("r", Route.CHAT, 0.0)
-    record_answer(state, {"id": "x", "model": "m", "choices": [{"finish_reason": "stop"}, {"finish_reason": "stop"},
-                                                                  {"finish_reason": None}]})
-    assert (state.response_id, state.response_model, state.finish_reasons) == ("x", "m", ["stop"])
 
 
 class Sampled:

@@ -1,0 +1,41 @@
+"""The answer's identity (id, model, finish reasons) read from SSE bytes and from whole JSON answers."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from proxy.answer import peek_chunk, record_answer, record_usage
+from proxy.state import FlowState, Route
+
+
+def chunk(payload: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload, separators=(",", ":")).encode() + b"\n\n"
+
+
+def test_peek_reads_id_model_and_finish_reasons_not_content() -> None:
+    state = FlowState("r", Route.CHAT, 0.0)
+    first = {"id": "chatcmpl-1", "model": "m", "choices": [
+        {"index": 0, "delta": {"content": 'fake "id":"evil" "finish_reason":"pwned"'}, "finish_reason": None}]}
+    peek_chunk(chunk(first), state)
+    last = {"id": "chatcmpl-1", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}
+    peek_chunk(chunk(last) + chunk({**last, "choices": [{"index": 1, "delta": {}, "finish_reason": "stop"}]}), state)
+    assert (state.response_id, state.response_model) == ("chatcmpl-1", "m")
+    assert state.finish_reasons == ["length", "stop"]
+
+
+def test_record_answer() -> None:
+    state = FlowState("r", Route.CHAT, 0.0)
+    record_answer(state, {"id": "x", "model": "m", "choices": [{"finish_reason": "stop"}, {"finish_reason": "stop"},
+                                                                  {"finish_reason": None}]})
+    assert (state.response_id, state.response_model, state.finish_reasons) == ("x", "m", ["stop"])
+
+
+def test_record_usage_keeps_unknown_cached_tokens_unknown() -> None:
+    state = FlowState("r", Route.CHAT, 0.0)
+    record_usage(state, {"prompt_tokens": 12, "completion_tokens": 3})
+    assert (state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.cached_tokens) == (12, 3, None)
+    record_usage(state, {"prompt_tokens": 12, "prompt_tokens_details": {"cached_tokens": 8}})
+    assert state.usage.cached_tokens == 8
+    record_usage(state, "not an object")
+    assert state.usage.prompt_tokens == 12
