@@ -228,6 +228,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
     parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--ab-rounds", type=int, default=9, help="side-by-side rounds (the per-chunk verdict): "
+                        "one round's ratio can stray by 30-50%% on a shared machine, the pooled one far less")
     parser.add_argument("--in-process", action="store_true", help="only the stream relay's CPU per event, "
                         "in this process (seconds)")
     args = parser.parse_args()
@@ -262,7 +264,7 @@ def main() -> None:
                     except subprocess.TimeoutExpired:
                         proc.kill()
             print(f"measured {name}", file=sys.stderr)
-        ab = ab_rounds(upstream, rounds=5 if args.quick else 9, streams=20 if args.quick else 40)
+        ab = ab_rounds(upstream, rounds=5 if args.quick else args.ab_rounds, streams=20 if args.quick else 40)
     finally:
         standin.terminate()
     report(results, n)
