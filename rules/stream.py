@@ -147,8 +147,10 @@ class StreamScanner:
             self._pending = pending
             return NOTHING
         self._clean = decided
-        # The Set over the unreleased text only: cut there, it can only find more (`^` and the prefilters'
-        # left boundaries accept the cut), never miss a candidate that lies after it.
+        # The Set over the unreleased text only. A candidate that reaches into it cannot start in the released
+        # text (its closure, a prefix such as "Bearer " included, would have held it back; those wholly in
+        # the released text were dealt with when released), and cut at the unreleased text the Set can only
+        # find more (`^` and the prefilters' left boundaries accept the cut), never less.
         hits = probe.set_hits(data[from_byte:] if from_byte else data)
         if len(hits) == 1 and hits[0] == probe.sentinel:
             return self._release_clear(cut, window, off)
