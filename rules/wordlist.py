@@ -35,7 +35,7 @@ import ahocorasick_rs
 import re2
 
 from rules.findings import Finding, new_finding
-from rules.normalize import NormalizeConfig, View, Views, found_in, iter_matches, normalize_literal
+from rules.normalize import NormalizeConfig, View, Views, found_in, iter_matches, normalize_literal, utf8_chars
 from rules.pii import re2_options
 
 # ASCII letters and digits as byte values: in UTF-8 no byte of a multi-byte character is one of them, so
@@ -225,9 +225,19 @@ class WordListDetector:
             allowed = [(a, b) for a, b, _ in self._allow.matches(view)]
             if allowed:
                 hits = [h for h in hits if not any(a <= h[0] and h[1] <= b for a, b in allowed)]
+        # Byte offsets to characters in one ascending pass over the hits (they do not overlap): ~5 us less per
+        # hit than View.raw_span_bytes, whose conversions start over from a checkpoint each time.
         out = []
+        ascii_view = view.index is None
+        b = c = 0
         for s, e, rule, category in hits:
-            start, end = view.raw_span_bytes(s, e)
+            if ascii_view:
+                cs, ce = s, e
+            else:
+                cs = c + utf8_chars(data, b, s)
+                ce = cs + utf8_chars(data, s, e)
+                b, c = e, ce
+            start, end = view.raw_span(cs, ce)
             out.append(new_finding("word", category, start, end, rule, 1.0, None))
         return out
 

@@ -190,3 +190,18 @@ def test_fuzzy_tail_examples() -> None:
 def test_no_fuzzy_tail_when_a_word_holds_a_combining_dot() -> None:
     assert wordlist.fuzzy_tail(["wi\u0307x"], CONFIG) is None
     assert WordListDetector([WordRule("w", "c", ("wi\u0307x",))], CONFIG).tail is None
+
+
+# Above AHO_THRESHOLD: the Aho-Corasick matcher.
+BIG = WordListDetector([*RULES, WordRule("big", "big", tuple(f"词{i}" for i in range(2_100)))], CONFIG)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=20).map("".join))
+def test_finding_spans_map_like_their_byte_spans(text: str) -> None:
+    """detect_views turns the matches' byte offsets into characters in one pass over the hits; each span is
+    the one View.raw_span_bytes gives for some match."""
+    for det in (DET, BIG):
+        views = Views(text, CONFIG)
+        spans = {views.compact.raw_span_bytes(s, e) for s, e, _ in det._words.matches(views.compact)}
+        assert {(f.start, f.end) for f in det.detect_views(views)} <= spans
