@@ -24,7 +24,7 @@ import re2
 
 from rules import checksums
 from rules.findings import Finding, new_finding
-from rules.normalize import _UNANCHORED, SET_SENTINEL, View, Views, set_hits
+from rules.normalize import _UNANCHORED, SET_SENTINEL, View, Views, set_hits, utf8_chars
 from rules.prefix import prefix_closure
 
 Validator = Callable[[str], bool | None]
@@ -282,9 +282,18 @@ class PiiDetector:
             self._run(i, data, found)
         if not found:
             return []
-        # Byte -> character offsets in one ascending pass (each conversion walks only the gap).
         found.sort(key=_by_start)
-        return [self._finding(i, view, s, e, verdict) for i, s, e, verdict in found]
+        if len(data) == len(view.text):  # ASCII: byte and character offsets are equal
+            return [self._finding(i, view, s, s, e, verdict) for i, s, e, verdict in found]
+        # Byte -> character offsets in one ascending pass over the starts, each counted from the previous one
+        # (a ByteIndex conversion through the binding cost ~1.5 us more per finding).
+        out = []
+        b = c = 0
+        for i, s, e, verdict in found:
+            c += utf8_chars(data, b, s)
+            b = s
+            out.append(self._finding(i, view, c, s, e, verdict))
+        return out
 
     def _run(self, i: int, data: bytes, found: list[tuple[int, int, int, bool | None]]) -> None:
         # RE2's matcher called directly in a loop (no generator, no Match objects): this runs for every
@@ -332,13 +341,11 @@ class PiiDetector:
             return False
         return not (spec.not_in_token and start > 0 and after and data[start - 1] in _ALNUM and after[0] in _ALNUM)
 
-    def _finding(self, i: int, view: View, bstart: int, bend: int, verdict: bool | None) -> Finding:
+    def _finding(self, i: int, view: View, start: int, bstart: int, bend: int, verdict: bool | None) -> Finding:
+        """The finding of spec `i` at data[bstart:bend], which starts at character `start` of the view."""
         spec = self.specs[i]
-        start = view.char_index(bstart)
-        if view.index is None or view.data[bstart:bend].isascii():  # most values: no conversion call
-            end = start + (bend - bstart)
-        else:
-            end = start + view.char_count(bstart, bend)
+        value = view.data[bstart:bend]
+        end = start + (bend - bstart if value.isascii() else utf8_chars(value, 0, len(value)))
         score = spec.score
         if spec.score_fn is not None:
             score = spec.score_fn(view.text[start:end])
