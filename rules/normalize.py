@@ -468,19 +468,21 @@ def compact_of(base: View, config: NormalizeConfig, lowered: View | None = None)
     if runs is None:
         return _compact_re2(lowered_of(base) if lowered is None else lowered, config)
     text, maps = _lowered_text(base) if lowered is None else (lowered.text, lowered.maps)
-    found = [(m.start(), m.end(), m.lastindex) for m in runs.regex.finditer(text)]
-    if any(g for _, _, g in found):  # a folded space run, or a run next to a letter RE2 must confirm
-        edits = runs.edits(text, found)
+    # The common case in one C call and no Match objects: split yields the text between runs, then per run
+    # the run and each group (None unless a space run was folded or a run awaits RE2's verdict).
+    parts = runs.split(text)
+    per = runs.regex.groups + 2
+    count = len(parts) // per
+    if count and parts.count(None) == count * (per - 2):  # only runs dropped, no replacement to interleave
+        pieces = parts[::per]
+        bounds = list(accumulate(map(len, chain.from_iterable(zip(pieces, parts[1::per], strict=False)))))
+        ns = list(accumulate(map(len, pieces[:-1])))
+        return View("".join(pieces), (*maps, OffsetMap(ns, ns, bounds[::2], bounds[1::2])))
+    if count:
+        edits = runs.edits(text, [(m.start(), m.end(), m.lastindex) for m in runs.regex.finditer(text)])
         if edits:
             new_text, omap = _apply_edits(text, edits)
             return View(new_text, (*maps, omap))
-    elif found:  # only runs dropped: the common case, no replacement text to interleave
-        rs = [a for a, _, _ in found]
-        re_ = [b for _, b, _ in found]
-        new_text = "".join([text[b:a] for b, a in zip([0, *re_], [*rs, len(text)], strict=True)])
-        removed = accumulate([b - a for a, b, _ in found], initial=0)  # before each run
-        ns = [a - d for a, d in zip(rs, removed, strict=False)]
-        return View(new_text, (*maps, OffsetMap(ns, ns, rs, re_)))
     return View(text, maps) if lowered is None else lowered
 
 
@@ -496,6 +498,7 @@ class _SkipRuns:
     regex: re.Pattern[str]
     verify: frozenset[int]  # groups: runs whose neighbours RE2 must confirm as letters
     fold: int  # group: a space run folded to one space
+    split: Callable[[str], list[Any]]  # `regex` in one more group, around the whole run: its split (str or None)
 
     def edits(self, text: str, found: list[tuple[int, int, int | None]]) -> list[tuple[int, int, str]]:
         """(start, end, replacement) of the runs in `found` (start, end, matched group)."""
@@ -539,7 +542,8 @@ def _skip_runs(skip_chars: str, max_skip: int) -> _SkipRuns | None:
             fold = groups
         if alts:
             branches.append(f"{_py_chars(c)}(?:{'|'.join(alts)})")
-    return _SkipRuns(re.compile("|".join(branches)), frozenset(verify), fold)
+    pattern = "|".join(branches)
+    return _SkipRuns(re.compile(pattern), frozenset(verify), fold, re.compile(f"({pattern})").split)
 
 
 _MAYBE_LETTER = "A-Za-z\u0080-\U0010ffff"
