@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from itertools import accumulate, chain
+from operator import add
 from typing import Any
 
 import re2
@@ -475,9 +476,10 @@ def compact_of(base: View, config: NormalizeConfig, lowered: View | None = None)
     count = len(parts) // per
     if count and parts.count(None) == count * (per - 2):  # only runs dropped, no replacement to interleave
         pieces = parts[::per]
-        bounds = list(accumulate(map(len, chain.from_iterable(zip(pieces, parts[1::per], strict=False)))))
+        lengths = list(map(len, parts[1::per]))
         ns = list(accumulate(map(len, pieces[:-1])))
-        return View("".join(pieces), (*maps, OffsetMap(ns, ns, bounds[::2], bounds[1::2])))
+        rs = list(map(add, ns, accumulate(lengths, initial=0)))
+        return View("".join(pieces), (*maps, OffsetMap(ns, ns, rs, list(map(add, rs, lengths)))))
     if count:
         edits = runs.edits(text, [(m.start(), m.end(), m.lastindex) for m in runs.regex.finditer(text)])
         if edits:
@@ -520,30 +522,20 @@ def _skip_runs(skip_chars: str, max_skip: int) -> _SkipRuns | None:
     if any(_is_letter(c) or re.fullmatch(f"[{CJK_CLASS}]", c) for c in skip):
         return None
     nonspace = skip - {" "}
-    known = _plain_letters()
-    branches: list[str] = []
-    verify: set[int] = set()
-    fold = groups = 0
-    # One branch per first character of a run: `re` skips to those characters, and tries the alternatives in
-    # `_skip_re`'s order only there.
-    for c in sorted(skip | {" "}):
-        alts = []
-        if c in skip and k:
-            alts.append(f"(?<=[{CJK_CLASS}]{_py_chars(c)})[{_py_chars(skip)}]{{0,{k - 1}}}(?=[{CJK_CLASS}])")
-        if c in nonspace and k:
-            run = f"[{_py_chars(nonspace)}]{{0,{k - 1}}}"
-            alts.append(f"(?<=[{known}]{_py_chars(c)}){run}(?=[{known}])")
-            alts.append(f"(?<=[{_MAYBE_LETTER}]{_py_chars(c)})({run})(?=[{_MAYBE_LETTER}])")
-            groups += 1
-            verify.add(groups)
-        if c == " ":
-            alts.append("( +)")
-            groups += 1
-            fold = groups
-        if alts:
-            branches.append(f"{_py_chars(c)}(?:{'|'.join(alts)})")
-    pattern = "|".join(branches)
-    return _SkipRuns(re.compile(pattern), frozenset(verify), fold, re.compile(f"({pattern})").split)
+    alts = []
+    verify = 0  # the group of runs RE2 must confirm, if any; the folded space runs' group follows it
+    if skip and k:
+        alts.append(f"(?<=[{CJK_CLASS}][{_py_chars(skip)}])[{_py_chars(skip)}]{{0,{k - 1}}}(?=[{CJK_CLASS}])")
+    if nonspace and k:
+        ns, run, known = _py_chars(nonspace), f"[{_py_chars(nonspace)}]{{0,{k - 1}}}", _plain_letters()
+        alts.append(f"(?<=[{known}][{ns}]){run}(?=[{known}])")
+        alts.append(f"(?<=[{_MAYBE_LETTER}][{ns}])({run})(?=[{_MAYBE_LETTER}])")
+        verify = 1
+    alts.append("(?<= )( +)")
+    # The first character of a run, consumed, then the alternatives of `_skip_re` in its order, each looking
+    # back past that character; `re` skips to the next possible first character in C.
+    pattern = f"[{_py_chars(skip | {' '})}](?:{'|'.join(alts)})"
+    return _SkipRuns(re.compile(pattern), frozenset({verify} - {0}), verify + 1, re.compile(f"({pattern})").split)
 
 
 _MAYBE_LETTER = "A-Za-z\u0080-\U0010ffff"
