@@ -142,14 +142,19 @@ _REWRITTEN = changing_chars(NormalizeConfig().traditional_to_simplified)
 _PLAIN_PIECES = st.sampled_from([p for p in _PIECES if _REWRITTEN.isdisjoint(p)])
 
 
+def draw_chunks(text: str, data: st.DataObject) -> list[str]:
+    """`text` split at up to 12 drawn positions (empty chunks included)."""
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
+    return [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_MIXED_PIECES, max_size=20), st.data())
 def test_mixed_text_any_split(scanner: Scanner, pieces: list[str], data: st.DataObject) -> None:
     # Full-width, invisible and traditional characters arrive in some chunks only: the window's base view is
     # searched again exactly while it holds one of them.
     text = "".join(pieces)
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    chunks = draw_chunks(text, data)
     assert streamed(scanner, chunks) == whole(scanner, text)
     assert streamed(scanner, list(text)) == whole(scanner, text)
 
@@ -199,8 +204,7 @@ def test_every_single_split_position_with_the_window_set(window_scanner: Scanner
 def test_mixed_text_any_split_with_the_window_set(window_scanner: Scanner, pieces: list[str],
                                                   data: st.DataObject) -> None:
     text = "".join(pieces)
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    chunks = draw_chunks(text, data)
     assert streamed(window_scanner, chunks) == whole(window_scanner, text)
 
 
@@ -222,8 +226,7 @@ def steps(stream: StreamScanner, chunks: list[str]) -> list[tuple[str, int]]:
 def test_searching_only_unreleased_text_changes_no_step(window_scanner: Scanner, pieces: list[str],
                                                         data: st.DataObject) -> None:
     text = "".join(pieces)
-    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(text)), max_size=12))))
-    chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    chunks = draw_chunks(text, data)
     assert steps(StreamScanner(window_scanner), chunks) == steps(WholeWindowStream(window_scanner), chunks)
 
 
