@@ -104,7 +104,7 @@ def fuzzy_tail(words: Sequence[str], config: NormalizeConfig) -> str | None:
 
 class _Matcher:
     """Leftmost-longest non-overlapping matches of a set of literals in a view's UTF-8 bytes, as (start, end,
-    value) byte offsets: findings map bytes to the raw text directly (View.raw_span_bytes)."""
+    value) byte offsets, ascending: findings turn them into characters in one pass (`detect_views`)."""
 
     def __init__(self, literals: dict[str, tuple[str, str]]) -> None:
         self._literals = {w.encode("utf-8", "surrogatepass"): owner for w, owner in literals.items()}
