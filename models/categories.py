@@ -8,6 +8,7 @@ levels), `description`, `lexical_categories` (word-list categories it may clear 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -136,13 +137,25 @@ def exemplars(categories: Sequence[Category], benign: Mapping[str, Sequence[str]
     return out
 
 
+_CJK_RUNS = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]+")
+_ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
 def language(text: str) -> str:
-    """"zh" when at least a fifth of the letters are CJK ideographs, else "en" (the heads' two languages)."""
-    cjk = letters = 0
-    for ch in text:
-        if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf":
-            cjk += 1
-            letters += 1
-        elif ch.isalpha():
-            letters += 1
-    return "zh" if letters and cjk * 5 >= letters else "en"
+    """"zh" when at least a fifth of the letters are CJK ideographs, else "en" (the heads' two languages).
+
+    Counted by runs, not character by character (a Python step per character cost ~130 us per KB of English
+    and ~37 us per KB of Chinese; this 0.1 us for ASCII, ~17-20 us otherwise): every ideograph in these
+    blocks is a letter (`str.isalpha`), so the letters are the ideographs plus the letters between them."""
+    if text.isascii():
+        return "en"
+    cjk = sum(map(len, _CJK_RUNS.findall(text)))
+    if not cjk:
+        return "en"
+    rest = _CJK_RUNS.sub("", text)
+    if rest.isascii():
+        data = rest.encode()
+        others = len(data) - len(data.translate(None, _ASCII_LETTERS))
+    else:
+        others = sum(map(str.isalpha, rest))
+    return "zh" if cjk * 5 >= cjk + others else "en"

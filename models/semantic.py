@@ -156,20 +156,25 @@ class SemanticDetector:
             if cached is not None:
                 self._cache.move_to_end(text)
                 return cached
-        wins = self.windows(text)
-        results = []
-        if wins:
-            vecs = np.stack([self._rt.static_vector(w.ids) for w in wins])
-            first = self.heads.static.scores(vecs).max(axis=1)
-            results = [_WindowResult(w, float(s), None) for w, s in zip(wins, first, strict=True)]
-            todo = [r for r in results if r.first >= self.heads.passes[r.window.lang]
-                    or self._rt.coverage(r.window.ids) < 0.5]
-            self._second(todo)
+        results = self.first_stage(text)
+        todo = [r for r in results if r.first >= self.heads.passes[r.window.lang]
+                or self._rt.coverage(r.window.ids) < 0.5]
+        self._second(todo)
         with self._lock:
             self._cache[text] = results
             if len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
         return results
+
+    def first_stage(self, text: str) -> list[_WindowResult]:
+        """Stage 1 on every window of `text`: the windows' static vectors through the static heads in one
+        call. Windows scoring below their language's pass need no second stage."""
+        wins = self.windows(text)
+        if not wins:
+            return []
+        vecs = np.stack([self._rt.static_vector(w.ids) for w in wins])
+        first = self.heads.static.scores(vecs).max(axis=1)
+        return [_WindowResult(w, float(s), None) for w, s in zip(wins, first, strict=True)]
 
     def _second(self, todo: Sequence[_WindowResult]) -> None:
         """Stage 2, window by window: the early-exit graph, then, unless the early head finds the window

@@ -4,6 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from models import categories, evaluate
 from models.errors import CategoryFileError
@@ -47,6 +49,32 @@ def test_language() -> None:
     assert categories.language("找个人冒充我进考场") == "zh"
     assert categories.language("need some snow") == "en"
     assert categories.language("用Python写一个quick sort") == "zh"
+    assert categories.language("用English写a quick sort program") == "en"  # 3 ideographs of 25 letters
+
+
+def _reference_language(text: str) -> str:
+    """The definition, one character at a time."""
+    cjk = letters = 0
+    for ch in text:
+        if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf":
+            cjk += 1
+            letters += 1
+        elif ch.isalpha():
+            letters += 1
+    return "zh" if letters and cjk * 5 >= letters else "en"
+
+
+_LANGUAGE_CHARS = st.one_of(
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+    st.characters(min_codepoint=0x3400, max_codepoint=0x4DBF),
+    st.characters(max_codepoint=0x7F), st.characters(codec="utf-8"), st.sampled_from("½①〇Ⅷ²éß—’。，"),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_LANGUAGE_CHARS, max_size=30).map("".join))
+def test_language_counts_as_its_definition(text: str) -> None:
+    assert categories.language(text) == _reference_language(text)
 
 
 def test_keyword_baseline(tmp_path: Path) -> None:

