@@ -17,7 +17,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--verify", action="store_true", help="recompute output hashes against the manifest")
     t = sub.add_parser("train", help="train heads and thresholds from models/data/categories/*.yaml")
     t.add_argument("--out", type=Path, help="where to write heads.json (default: the package's models/data)")
-    t.add_argument("--target-fpr", type=float, default=0.02)
+    t.add_argument("--target-fpr", type=float, default=None,
+                   help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
+                   "models.train.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
     e.add_argument("--data", type=Path, help="labeled JSONL (default bench/data/semantic_eval.jsonl)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
@@ -70,7 +72,7 @@ def _train(args: argparse.Namespace) -> int:
     encoder_x = rt.encode(texts).astype(np.float64)
     heads = train.train(cats, examples, static_x, encoder_x, early_raw=encoder_x[:, runtime.EARLY_COLUMNS],
                         build_key=built.directory.name,
-                        target_fpr=args.target_fpr)
+                        target_fpr=train.TARGET_FPR if args.target_fpr is None else args.target_fpr)
     out: Path = args.out or semantic.heads_path()
     out.write_text(heads.to_json(), "utf-8")
     print(f"categories {', '.join(heads.categories)}; thresholds {heads.thresholds}; "

@@ -15,8 +15,8 @@ shipped exemplars, second stage, at the 2% false-positive target: accuracy zh 0.
 Heads are L2-regularized logistic regressions fitted by Newton's method in float64: no randomness, so the
 same exemplars and the same build give the same heads (tested). Thresholds come from 5-fold
 cross-validated scores (fixed fold assignment), per language:
-- second stage `threshold[lang]`: the lowest value whose false-positive rate on that language's negatives
-  is <= `target_fpr`;
+- second stage `threshold[lang]`: the lowest value (at least 0.5) whose false-positive rate on that
+  language's negatives is <= `target_fpr`, hard negatives weighted to HARD_NEGATIVE_SHARE of them;
 - first stage `pass[lang]`: windows scoring below it are decided benign without the encoder; it keeps
   `first_stage_recall` of that language's positives;
 - fusion `clear_below`: the lowest rescaled context level at which "semantic hit, or keyword hit with
@@ -46,6 +46,16 @@ L2 = 1.0
 SCALE = 10.0  # inputs are unit vectors; scaling them is the same as weaker regularization of the bias
 FOLDS = 5
 NEWTON_STEPS = 25
+# The false-positive rates that place the thresholds count hard negatives (same topic, no intent) as this
+# share of the negatives, plain benign texts as the rest: the mix the evaluation sets were written with (35
+# hard negatives to 60 plain texts per language), fixed before any of them was scored this way. The
+# exemplars hold ~2 hard negatives per plain text (they teach the topic/intent split), so counting them as
+# they come prices a threshold for a stream of mostly hard negatives; served traffic is mostly plain.
+HARD_NEGATIVE_SHARE = 35 / 95
+# Chosen on the three development sets (bench/data/semantic_eval{,2,3}.jsonl), with the share above: 0.02 /
+# 0.03 / 0.04 read fused accuracy 93.8-95.6% / 95.0-96.8% / 96.8-97.4% at FPR <= 0.5% / 1.1% / 1.6%. At 0.04
+# both languages' thresholds stop at their floor, 0.5. semantic_eval4.jsonl was kept out of the choice.
+TARGET_FPR = 0.04
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +159,7 @@ class Heads:
     early: StageHeads | None = None  # early-exit head on the pooled states after export.EXIT_LAYER layers
     early_features: FeatureMap | None = None
     early_exit: dict[str, float] | None = None  # per language: an early score below it ends the window there
+    hard_negative_share: float | None = None  # the false-positive rates' negative mix (None: as the exemplars)
 
     def to_json(self) -> str:
         obj = {
@@ -160,6 +171,8 @@ class Heads:
             "static": self.static.to_json(), "encoder": self.encoder.to_json(),
             "encoder_features": self.features.to_json(),
         }
+        if self.hard_negative_share is not None:
+            obj["hard_negative_share"] = round(self.hard_negative_share, 6)
         if self.early is not None and self.early_features is not None and self.early_exit is not None:
             obj |= {"early": self.early.to_json(), "early_features": self.early_features.to_json(),
                     "early_exit": {k: round(v, 6) for k, v in self.early_exit.items()}}
@@ -178,6 +191,7 @@ class Heads:
             early=StageHeads.from_json(obj["early"]) if "early" in obj else None,
             early_features=FeatureMap.from_json(obj["early_features"]) if "early_features" in obj else None,
             early_exit=dict(obj["early_exit"]) if "early_exit" in obj else None,
+            hard_negative_share=float(obj["hard_negative_share"]) if "hard_negative_share" in obj else None,
         )
 
 
@@ -250,13 +264,34 @@ def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_cat
     return out
 
 
-def threshold_for_fpr(neg_scores: F64, target_fpr: float) -> float:
-    """Lowest threshold t with mean(neg >= t) <= target_fpr (t just above the allowed negatives)."""
-    s = np.sort(neg_scores)[::-1]
-    allowed = int(np.floor(target_fpr * len(s)))
+def threshold_for_fpr(neg_scores: F64, target_fpr: float, weights: F64 | None = None) -> float:
+    """Lowest threshold t with mean(neg >= t) <= target_fpr (t just above the allowed negatives); with
+    `weights`, the weighted share of negatives at or above t."""
+    if weights is None:
+        s = np.sort(neg_scores)[::-1]
+        allowed = int(np.floor(target_fpr * len(s)))
+        if allowed >= len(s):
+            return 0.0
+        return float(min(0.999, s[allowed] + 1e-6))
+    order = np.argsort(-neg_scores, kind="stable")
+    s, share = neg_scores[order], np.cumsum(weights[order]) / weights.sum()
+    allowed = int(np.searchsorted(share, target_fpr + 1e-12, side="right"))  # the top `allowed` fit the budget
     if allowed >= len(s):
         return 0.0
     return float(min(0.999, s[allowed] + 1e-6))
+
+
+def negative_weights(topics: Sequence[int], negative: npt.NDArray[np.bool_], hard_share: float) -> F64:
+    """Per exemplar: the weight a negative carries in a false-positive rate, so that hard negatives (a topic,
+    no intent) make `hard_share` of it and plain benign texts the rest; 0 for positives."""
+    tp = np.asarray(topics)
+    hard, plain = negative & (tp > 0), negative & (tp == 0)
+    w = np.zeros(len(tp))
+    if hard.any():
+        w[hard] = (hard_share if plain.any() else 1.0) / hard.sum()
+    if plain.any():
+        w[plain] = (1.0 - hard_share if hard.any() else 1.0) / plain.sum()
+    return w
 
 
 def threshold_for_recall(pos_scores: F64, recall: float) -> float:
@@ -265,23 +300,23 @@ def threshold_for_recall(pos_scores: F64, recall: float) -> float:
     return float(max(0.0, s[drop] - 1e-6)) if len(s) else 0.0
 
 
-def _clear_level(rescaled: F64, has_kw: npt.NDArray[np.bool_], negative: npt.NDArray[np.bool_],
-                 target_fpr: float) -> float:
+def _clear_level(rescaled: F64, has_kw: npt.NDArray[np.bool_], weights: F64, target_fpr: float) -> float:
     """The lowest clear level at which the fused rule (semantic hit, or keyword hit with context at or
-    above the level) keeps the cross-validated false-positive rate within `target_fpr`: keyword hits
-    are kept as often as the false-positive budget allows, and no more."""
+    above the level) keeps the cross-validated false-positive rate (negatives weighted by `weights`, 0 for
+    positives) within `target_fpr`: keyword hits are kept as often as the false-positive budget allows."""
     grid = np.linspace(0.02, 0.5, 49)
     sem = rescaled >= 0.5
     for g in grid:
         fused = sem | (has_kw & (rescaled >= g))
-        if float(np.mean(fused[negative])) <= target_fpr:
+        if float(weights[fused].sum() / weights.sum()) <= target_fpr + 1e-12:
             return float(g)
     return 0.5
 
 
 def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_raw: F64, *,
           static_feature: bool = False, early_raw: F64 | None = None,
-          build_key: str, target_fpr: float = 0.02, first_stage_recall: float = 0.98) -> Heads:
+          build_key: str, target_fpr: float = TARGET_FPR, first_stage_recall: float = 0.98,
+          hard_negative_share: float | None = HARD_NEGATIVE_SHARE) -> Heads:
     names = [c.name for c in categories]
     joint = np.hstack([encoder_raw, static_x]) if static_feature else encoder_raw
     widths = [384] * (encoder_raw.shape[1] // 384) + ([static_x.shape[1]] if static_feature else [])
@@ -298,13 +333,16 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
     thresholds = {}
     passes = {}
     rescaled = np.zeros(len(examples))
+    weights = np.zeros(len(examples))
     for lang in LANGS:
         m = langs == lang
-        thresholds[lang] = max(0.5, threshold_for_fpr(cv_enc[m & ~pos], target_fpr))
+        weights[m] = negative_weights(np.asarray(topics)[m], ~pos[m], hard_negative_share) \
+            if hard_negative_share is not None else (~pos[m]).astype(np.float64)
+        thresholds[lang] = max(0.5, threshold_for_fpr(cv_enc[m & ~pos], target_fpr, weights[m & ~pos]))
         passes[lang] = threshold_for_recall(cv_static[m & pos], first_stage_recall)
         th = thresholds[lang]
         rescaled[m] = np.where(cv_enc[m] < th, 0.5 * cv_enc[m] / th, 0.5)
-    clear_below = max(_clear_level(rescaled[langs == lang], has_kw[langs == lang], ~pos[langs == lang],
+    clear_below = max(_clear_level(rescaled[langs == lang], has_kw[langs == lang], weights[langs == lang],
                                    target_fpr) for lang in LANGS)
     early = early_features = early_exit = None
     if early_raw is not None:
@@ -328,5 +366,5 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
         encoder=fit_stage(encoder_x, labels, topics, len(names)), features=features,
         thresholds=thresholds, passes=passes, target_fpr=target_fpr,
         static_feature=static_feature, clear_below=clear_below,
-        early=early, early_features=early_features, early_exit=early_exit,
+        early=early, early_features=early_features, early_exit=early_exit, hard_negative_share=hard_negative_share,
     )

@@ -81,6 +81,24 @@ def test_logistic_separates_and_thresholds() -> None:
     th = train.threshold_for_fpr(neg, 0.02)
     assert np.mean(neg >= th) <= 0.02
     assert train.threshold_for_recall(np.linspace(0, 1, 101), 0.98) <= 0.02
+    assert train.threshold_for_fpr(neg, 0.02, np.ones(101)) == th  # equal weights: the plain rate
+
+
+def test_weighted_threshold_counts_each_negative_by_its_weight() -> None:
+    # 60 hard negatives scoring 0.40..0.99 and 40 plain ones at 0.1. Counted as they come, each is 1% of the
+    # rate and a 5% budget lets the top 5 through (threshold just above 0.94); with hard negatives weighted to
+    # 20% of the negatives, each hard one is 1/3 %, and the top 15 fit (just above 0.84).
+    neg = np.r_[np.linspace(0.99, 0.40, 60), np.full(40, 0.1)]
+    topics = [1] * 60 + [0] * 40
+    weights = train.negative_weights(topics, np.ones(100, bool), 0.2)
+    assert weights[:60] == pytest.approx(0.2 / 60) and weights[60:] == pytest.approx(0.8 / 40)
+    assert train.threshold_for_fpr(neg, 0.05) == pytest.approx(0.94, abs=1e-5)
+    weighted = train.threshold_for_fpr(neg, 0.05, weights)
+    assert weighted == pytest.approx(0.84, abs=1e-5)
+    assert weights[neg >= weighted].sum() <= 0.05 + 1e-9 < weights[neg >= weighted - 0.01].sum()
+    # positives weigh nothing; a language without plain negatives counts its hard ones alone
+    assert train.negative_weights([1, 1, 0], np.array([False, True, True]), 0.2).tolist() == [0.0, 0.2, 0.8]
+    assert train.negative_weights([1, 2], np.array([True, True]), 0.2).tolist() == [0.5, 0.5]
 
 
 def test_early_exit_bound_keeps_every_cross_validated_decision(tmp_path: Path, subset: Subset) -> None:
