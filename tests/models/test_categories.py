@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -19,13 +20,24 @@ def test_shipped_categories_load() -> None:
         assert all(c.positives[lang] and c.hard_negatives[lang] for lang in categories.LANGS)
 
 
-def test_eval_set_is_held_out_and_large_enough() -> None:
-    items = evaluate.load_items(evaluate.default_eval_path())
+EVAL_SETS = sorted(evaluate.default_eval_path().parent.glob("semantic_eval*.jsonl"))
+# per language: 60 positives without keywords, 15 with, 35 hard negatives, 60 plain benign
+EVAL_MIX = {"positive_no_keyword": 60, "positive_keyword": 15, "hard_negative": 35, "benign": 60}
+
+
+def test_there_are_five_evaluation_sets() -> None:
+    assert [p.name for p in EVAL_SETS] == [f"semantic_eval{n}.jsonl" for n in ("", 2, 3, 4, 5)]
+
+
+@pytest.mark.parametrize("path", EVAL_SETS, ids=lambda p: p.name)
+def test_eval_set_is_held_out_and_has_its_mix(path: Path) -> None:
+    items = evaluate.load_items(path)
     training = {e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())}
-    assert len(items) >= 300
     assert not {it.text for it in items} & training
-    assert {it.type for it in items} == {"positive_no_keyword", "positive_keyword", "hard_negative", "benign"}
-    assert {it.lang for it in items} == {"zh", "en"}
+    assert len({it.text for it in items}) == len(items) == 340
+    for lang in ("zh", "en"):
+        counts = Counter(it.type for it in items if it.lang == lang)
+        assert counts == EVAL_MIX
 
 
 def test_errors_name_file_category_and_field(tmp_path: Path) -> None:
