@@ -2,9 +2,10 @@
 (pass-through) and `warden serve` with the builtin rule packs, all in one run.
 
 Prints, per configuration: proxy CPU per request, p50/p99 latency and added latency for a 1 KB JSON chat
-request at concurrency 1 and 16, and for a 200-event SSE stream the proxy CPU per chunk and the added time
-to first event. Ratios: against the bare minimal mitmproxy (same addons as Warden, none of our stages), and
-for the guarded row also against Warden's own pass-through. Nothing is asserted: it is a report.
+request at concurrency 1 and 16, and for a 200-event SSE stream the proxy CPU per chunk (the long stream's
+CPU minus a one-event stream's, over the 199 events between them) and the added time to first event.
+Ratios: against the bare minimal mitmproxy (same addons as Warden, none of our stages), and for the guarded
+row also against Warden's own pass-through. Nothing is asserted: it is a report.
 Run: .venv/bin/python bench/overhead.py [--quick]
      .venv/bin/python bench/overhead.py --in-process   # seconds: the stream relay alone, no sockets
 """
@@ -61,6 +62,14 @@ SSE_REPLY = ("流式输出 stream text 1234 " * 40)[:800]
 SSE_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": "stream please"}],
                        "stream": True, "standin": {"reply": SSE_REPLY, "chars_per_event": 4,
                                                    "prefix_cache": False}}).encode()
+# The same stream with one content event: a long stream's CPU minus a short one's, over the difference in
+# events, is the marginal cost of a chunk, free of everything a stream costs once (connection, request
+# hooks, audit record, the guard's set-up). Subtracting a plain request's CPU instead, as this bench once did,
+# also subtracted the guarded request's 1 KB prompt scan, which a stream request does not have.
+SHORT_SSE_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": "stream please"}],
+                             "stream": True, "standin": {"reply": SSE_REPLY[:4], "chars_per_event": 4,
+                                                         "prefix_cache": False}}).encode()
+CHUNKS_APART = len(SSE_REPLY) // 4 - 1  # content events in the long stream beyond the short one's
 HEADERS = {"Content-Type": "application/json"}
 
 
@@ -130,7 +139,10 @@ def measure(target: Target, n: int) -> dict[str, float]:
     streams = max(20, n // 20)
     before = target.cpu()
     lat, firsts = run_requests(target.port, SSE_BODY, streams, 1, stream=True)
-    result["cpu_stream"] = (target.cpu() - before) / len(lat)
+    middle = target.cpu()
+    short = run_requests(target.port, SHORT_SSE_BODY, streams, 1, stream=True)[0]
+    result["cpu_stream"] = (middle - before) / len(lat)
+    result["cpu_chunk"] = ((middle - before) / len(lat) - (target.cpu() - middle) / len(short)) / CHUNKS_APART
     result["ttfe_p50"] = statistics.median(firsts)
     return result
 
@@ -279,8 +291,8 @@ def ab_rounds(upstream: str, rounds: int, streams: int) -> dict[str, list[float]
     the shared machine's load then weighs on both alike, where the sequential rows above can differ by 30%.
     A third process, a second pass-through (the control), runs in the same rounds: two identical processes
     differ per chunk by several percent (memory layout, hash seeds, which core), and its ratio to the first
-    is this run's noise floor. Per round and process: CPU per chunk as in the table, (stream CPU - request
-    CPU) / 200; and every stream's time to first event."""
+    is this run's noise floor. Per round and process: CPU per chunk as in the table, (long stream CPU -
+    short stream CPU) / CHUNKS_APART; and every long stream's time to first event."""
     names = (PASS, GUARDED, CONTROL)
     launchers = dict(CONFIGS)
     launchers[CONTROL] = launchers[PASS]
@@ -302,11 +314,11 @@ def ab_rounds(upstream: str, rounds: int, streams: int) -> dict[str, list[float]
             for name in names if r % 2 == 0 else names[::-1]:
                 target = procs[name]
                 before = target.cpu()
-                requests = run_requests(target.port, CHAT_BODY, 100, 1, stream=False)[0]
+                run_requests(target.port, SHORT_SSE_BODY, streams, 1, stream=True)
                 middle = target.cpu()
                 firsts = run_requests(target.port, SSE_BODY, streams, 1, stream=True)[1]
-                per_request = (middle - before) / len(requests)
-                chunk[name].append(((target.cpu() - middle) / streams - per_request) / 200)
+                per_short = (middle - before) / streams
+                chunk[name].append(((target.cpu() - middle) / streams - per_short) / CHUNKS_APART)
                 chunk[f"ttfe {name}"] += firsts
         return chunk
     finally:
@@ -349,9 +361,9 @@ def report(results: dict[str, dict[str, float]], n: int) -> None:
     head = ("config", "CPU/req c1", "CPU/req c16", "p50 c1", "p99 c1", "added p50 c1", "p50 c16", "p99 c16",
             "CPU/chunk", "TTFE p50", "added TTFE", "x bare CPU/req", "x bare CPU/chunk")
     rows: list[tuple[str, ...]] = [head]
-    bare_chunk = (bare["cpu_stream"] - bare["cpu_req_c1"]) / 200
+    bare_chunk = bare["cpu_chunk"]
     for name, r in results.items():
-        chunk = (r["cpu_stream"] - r["cpu_req_c1"]) / 200
+        chunk = r["cpu_chunk"]
         proxied = name != "direct"
         rows.append((
             name,
@@ -368,8 +380,7 @@ def report(results: dict[str, dict[str, float]], n: int) -> None:
     print_table(rows)
     if "warden pass-through" in results and "warden + builtin packs" in results:
         plain, guarded = results["warden pass-through"], results["warden + builtin packs"]
-        plain_chunk = (plain["cpu_stream"] - plain["cpu_req_c1"]) / 200
-        guarded_chunk = (guarded["cpu_stream"] - guarded["cpu_req_c1"]) / 200
+        plain_chunk, guarded_chunk = plain["cpu_chunk"], guarded["cpu_chunk"]
         print("\nguard cost (builtin packs vs Warden pass-through, same run):")
         print_table([
             ("measure", "pass-through", "guarded", "added / ratio", "target"),
