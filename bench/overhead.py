@@ -71,6 +71,25 @@ SHORT_SSE_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "use
                                                          "prefix_cache": False}}).encode()
 CHUNKS_APART = len(SSE_REPLY) // 4 - 1  # content events in the long stream beyond the short one's
 HEADERS = {"Content-Type": "application/json"}
+VARIED = "varied"  # key prefix of the side-by-side rounds' streams with a distinct reply each
+
+
+def varied_bodies(n: int) -> list[bytes]:
+    """Stream bodies like SSE_BODY whose replies are distinct stretches of SSE_REPLY's length cut from the
+    training exemplars and evaluation texts (about 280,000 characters: ~350 distinct replies, then they
+    repeat). SSE_REPLY repeats every 25 characters, so after one stream a cache of per-token answers knows
+    all of it; real answers repeat far less."""
+    from models import categories
+
+    texts = [e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())]
+    for path in sorted((REPO / "bench" / "data").glob("semantic_eval*.jsonl")):
+        texts += [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
+    pool = " ".join(texts)
+    size = len(SSE_REPLY)
+    replies = [pool[i:i + size] for i in range(0, len(pool) - size, size)]
+    return [json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": "stream please"}],
+                        "stream": True, "standin": {"reply": replies[k % len(replies)], "chars_per_event": 4,
+                                                    "prefix_cache": False}}).encode() for k in range(n)]
 
 
 @dataclass
@@ -83,8 +102,11 @@ class Target:
         return cpu_seconds(self.proc.pid) if self.proc else 0.0
 
 
-def run_requests(port: int, body: bytes, total: int, concurrency: int, stream: bool) -> tuple[list[float], list[float]]:
-    """Send `total` requests over `concurrency` keep-alive connections; returns latencies and first-event times."""
+def run_requests(port: int, body: bytes | list[bytes], total: int, concurrency: int,
+                 stream: bool) -> tuple[list[float], list[float]]:
+    """Send `total` requests over `concurrency` keep-alive connections; returns latencies and first-event times.
+    A list of bodies is sent in turn."""
+    bodies = body if isinstance(body, list) else [body]
     latencies: list[float] = []
     firsts: list[float] = []
     lock = threading.Lock()
@@ -94,9 +116,9 @@ def run_requests(port: int, body: bytes, total: int, concurrency: int, stream: b
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         mine: list[float] = []
         first_times: list[float] = []
-        for _ in range(per_thread):
+        for k in range(per_thread):
             started = time.perf_counter()
-            conn.request("POST", "/v1/chat/completions", body=body, headers=HEADERS)
+            conn.request("POST", "/v1/chat/completions", body=bodies[k % len(bodies)], headers=HEADERS)
             response = conn.getresponse()
             if stream:
                 first = None
@@ -310,6 +332,8 @@ def ab_rounds(upstream: str, rounds: int, streams: int) -> dict[str, list[float]
             run_requests(target.port, SSE_BODY, 10, 1, stream=True)
         chunk: dict[str, list[float]] = {name: [] for name in names}
         chunk.update({f"ttfe {name}": [] for name in names})
+        chunk.update({f"{VARIED} {name}": [] for name in names})
+        bodies = varied_bodies(rounds * streams)
         for r in range(rounds):
             for name in names if r % 2 == 0 else names[::-1]:
                 target = procs[name]
@@ -318,8 +342,11 @@ def ab_rounds(upstream: str, rounds: int, streams: int) -> dict[str, list[float]
                 middle = target.cpu()
                 firsts = run_requests(target.port, SSE_BODY, streams, 1, stream=True)[1]
                 per_short = (middle - before) / streams
-                chunk[name].append(((target.cpu() - middle) / streams - per_short) / CHUNKS_APART)
+                long_end = target.cpu()
+                chunk[name].append(((long_end - middle) / streams - per_short) / CHUNKS_APART)
                 chunk[f"ttfe {name}"] += firsts
+                run_requests(target.port, bodies[r * streams:(r + 1) * streams], streams, 1, stream=True)
+                chunk[f"{VARIED} {name}"].append(((target.cpu() - long_end) / streams - per_short) / CHUNKS_APART)
         return chunk
     finally:
         for target in procs.values():
@@ -335,20 +362,24 @@ def report_ab(chunk: dict[str, list[float]]) -> None:
     plain, guarded, control = chunk[PASS], chunk[GUARDED], chunk[CONTROL]
     us, ms = 1_000_000.0, 1000.0
 
-    def ratios(of: list[float]) -> str:
-        per_round = [g / p for p, g in zip(plain, of, strict=True) if p > 0]
+    def ratios(of: list[float], base: list[float] = plain) -> str:
+        per_round = [g / p for p, g in zip(base, of, strict=True) if p > 0]
         if not per_round:
             return "-"
-        pooled = statistics.fmean(of) / statistics.fmean(plain)  # every round sends the same streams
+        pooled = statistics.fmean(of) / statistics.fmean(base)  # every round sends the same streams
         return (f"{statistics.median(per_round):.2f}x median, {pooled:.2f}x pooled "
                 f"({min(per_round):.2f}-{max(per_round):.2f})")
 
     ttfe = {name: statistics.median(chunk[f"ttfe {name}"]) for name in (PASS, GUARDED, CONTROL)}
+    varied = {name: chunk[f"{VARIED} {name}"] for name in (PASS, GUARDED, CONTROL)}
     print(f"\nthe Warden processes side by side, {len(plain)} alternating rounds (medians):")
     print_table([
         ("measure", "pass-through", "guarded", "guarded / pass-through", "control / pass-through", "target"),
         ("CPU per chunk", f"{statistics.median(plain) * us:.0f} us", f"{statistics.median(guarded) * us:.0f} us",
          ratios(guarded), ratios(control), "< 1.5x"),
+        ("CPU per chunk, a distinct reply per stream", f"{statistics.median(varied[PASS]) * us:.0f} us",
+         f"{statistics.median(varied[GUARDED]) * us:.0f} us", ratios(varied[GUARDED], varied[PASS]),
+         ratios(varied[CONTROL], varied[PASS]), "-"),
         ("time to first event", f"{ttfe[PASS] * ms:.2f} ms", f"{ttfe[GUARDED] * ms:.2f} ms",
          f"{(ttfe[GUARDED] - ttfe[PASS]) * ms:+.2f} ms", f"{(ttfe[CONTROL] - ttfe[PASS]) * ms:+.2f} ms", "< +1 ms"),
     ])

@@ -10,11 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules import masking
+from rules import stream as stream_module
 from rules.findings import Action
 from rules.normalize import NormalizeConfig, Views, changing_chars
 from rules.pseudonym import PseudonymVault
-from rules.scanner import Scanner, held_chars
-from rules.stream import StreamScanner, StreamStep
+from rules.scanner import ProbeAnswer, Scanner, held_chars
+from rules.stream import ANSWER_KEY_CHARS, StreamScanner, StreamStep
 from tests.rules import values as v
 
 REAL_TEXTS = [
@@ -239,3 +240,54 @@ def test_after_a_release_forced_by_the_bound_the_whole_window_is_searched(window
     whole_window = steps(WholeWindowStream(window_scanner), chunks)
     assert whole_window[1] == ("AT", window_scanner.max_hold_back + 1)  # at the bound: two out ("PRIVATE"), two in
     assert steps(StreamScanner(window_scanner), chunks) == whole_window
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_PLAIN_PIECES, max_size=20), st.data())
+def test_remembered_probe_answers_change_no_step(window_scanner: Scanner, pieces: list[str],
+                                                 data: st.DataObject) -> None:
+    """The second stream of the same chunks is answered from `WindowProbe.answers` filled by the first; both
+    take the steps of the reference, which never consults them."""
+    probe = window_scanner.window_probe
+    assert probe is not None
+    probe.answers.clear()
+    chunks = draw_chunks("".join(pieces), data)
+    reference = steps(WholeWindowStream(window_scanner), chunks)
+    assert not probe.answers  # the reference searches whole windows: nothing it asks is remembered
+    assert steps(StreamScanner(window_scanner), chunks) == reference
+    assert steps(StreamScanner(window_scanner), chunks) == reference
+
+
+def test_short_unreleased_texts_are_answered_once(window_scanner: Scanner) -> None:
+    probe = window_scanner.window_probe
+    assert probe is not None
+    probe.answers.clear()
+    chunks = ["流式输出", " str", "eam ", "text", " 123", "4 流式", "x" * (ANSWER_KEY_CHARS + 1)]
+    first = steps(StreamScanner(window_scanner), chunks)
+    assert "流式输出" in probe.answers and "x" * (ANSWER_KEY_CHARS + 1) not in probe.answers
+    asked = dict(probe.answers)
+    assert steps(StreamScanner(window_scanner), chunks) == first
+    assert probe.answers == asked  # nothing new to ask the second time
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PLAIN_PIECES, max_size=8), st.lists(_PLAIN_PIECES, min_size=1, max_size=4))
+def test_probe_answers_depend_on_the_unreleased_text_alone(window_scanner: Scanner, released: list[str],
+                                                           unreleased: list[str]) -> None:
+    """What makes remembering sound: with the released text as context or without it, the hold-back and the
+    Set say the same about the unreleased text (no pattern looks at context)."""
+    probe = window_scanner.window_probe
+    assert probe is not None and probe.tail is not None
+    before, pending = "".join(released), "".join(unreleased)
+    data, alone = (before + pending).encode(), pending.encode()
+    from_byte = len(before.encode())
+    assert held_chars(probe.tail, data, len(before + pending), from_byte) == held_chars(probe.tail, alone, len(pending))
+    assert probe.set_hits(data[from_byte:]) == probe.set_hits(alone)
+
+
+def test_remembered_answers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers: dict[str, ProbeAnswer] = {}
+    monkeypatch.setattr(stream_module, "ANSWERS_KEPT", 3)
+    for key in "abcd":
+        stream_module._remember(answers, key, ProbeAnswer(0))
+    assert list(answers) == ["b", "c", "d"]  # the oldest went first
