@@ -40,6 +40,16 @@ ANSWER_KEY_CHARS = 32
 ANSWERS_KEPT = 65_536
 
 
+def _encode(window: str, pending: str, off: int, clean: bool) -> tuple[bytes, int]:
+    """A window's UTF-8 bytes, and the byte where the searches start: its unreleased text (from character
+    `off`) while the stream is clean (the released context stays visible to them, for boundaries, but nothing
+    in it can start a match any more), else the window's start."""
+    data = window.encode("utf-8", "surrogatepass")
+    if not clean:
+        return data, 0
+    return data, off if len(data) == len(window) else len(data) - len(pending.encode("utf-8", "surrogatepass"))
+
+
 def _remember(answers: dict[str, ProbeAnswer], pending: str, answer: ProbeAnswer) -> None:
     if len(answers) >= ANSWERS_KEPT:
         del answers[next(iter(answers))]  # dicts keep insertion order: the oldest answer
@@ -151,16 +161,13 @@ class StreamScanner:
         probe = self._probe
         assert probe is not None
         n = len(window)
-        answers = probe.answers if self._clean and len(pending) <= ANSWER_KEY_CHARS else None
+        clean = self._clean  # as the stream enters this feed: it decides where the searches start
+        answers = probe.answers if clean and len(pending) <= ANSWER_KEY_CHARS else None
         answer = answers.get(pending) if answers is not None else None
         data = b""
         from_byte = 0
         if answer is None:
-            data = window.encode("utf-8", "surrogatepass")
-            if self._clean:
-                # Only the unreleased text is searched: the released context stays visible to the searches
-                # (for boundaries), but nothing in it can start a match any more.
-                from_byte = off if len(data) == n else len(data) - len(pending.encode("utf-8", "surrogatepass"))
+            data, from_byte = _encode(window, pending, off, clean)
             answer = ProbeAnswer(held_chars(probe.tail, data, n, from_byte) if probe.tail is not None else 0)
             if answers is not None:
                 _remember(answers, pending, answer)
@@ -173,8 +180,7 @@ class StreamScanner:
         clear = answer.clear
         if clear is None:
             if not data:
-                data = window.encode("utf-8", "surrogatepass")
-                from_byte = off if len(data) == n else len(data) - len(pending.encode("utf-8", "surrogatepass"))
+                data, from_byte = _encode(window, pending, off, clean)
             # The Set over the unreleased text only. A candidate that reaches into it cannot start in the
             # released text (its closure, a prefix such as "Bearer " included, would have held it back; those
             # wholly in the released text were dealt with when released), and cut at the unreleased text the
