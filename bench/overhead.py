@@ -75,10 +75,11 @@ VARIED = "varied"  # key prefix of the side-by-side rounds' streams with a disti
 
 
 def varied_bodies(n: int) -> list[bytes]:
-    """Stream bodies like SSE_BODY whose replies are distinct stretches of SSE_REPLY's length cut from the
-    training exemplars and evaluation texts (about 280,000 characters: ~350 distinct replies, then they
-    repeat). SSE_REPLY repeats every 25 characters, so after one stream a cache of per-token answers knows
-    all of it; real answers repeat far less."""
+    """`n` stream bodies like SSE_BODY whose replies are distinct stretches of SSE_REPLY's length cut from
+    the training exemplars and evaluation texts (about 280,000 characters, ~350 stretches). Each further pass
+    over them starts 193 characters later, so the stand-in's 4-character events fall elsewhere and no
+    streamed event repeats one of an earlier pass. SSE_REPLY repeats every 25 characters, so after one stream
+    a cache of per-token answers knows all of it; real answers repeat far less."""
     from models import categories
 
     texts = [e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())]
@@ -86,10 +87,11 @@ def varied_bodies(n: int) -> list[bytes]:
         texts += [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
     pool = " ".join(texts)
     size = len(SSE_REPLY)
-    replies = [pool[i:i + size] for i in range(0, len(pool) - size, size)]
+    per_pass = len(pool) // size - 1
+    replies = [pool[(k % per_pass) * size + (k // per_pass) * 193 % size:][:size] for k in range(n)]
     return [json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": "stream please"}],
-                        "stream": True, "standin": {"reply": replies[k % len(replies)], "chars_per_event": 4,
-                                                    "prefix_cache": False}}).encode() for k in range(n)]
+                        "stream": True, "standin": {"reply": reply, "chars_per_event": 4,
+                                                    "prefix_cache": False}}).encode() for reply in replies]
 
 
 @dataclass
