@@ -76,22 +76,33 @@ VARIED = "varied"  # key prefix of the side-by-side rounds' streams with a disti
 
 def varied_bodies(n: int) -> list[bytes]:
     """`n` stream bodies like SSE_BODY whose replies are distinct stretches of SSE_REPLY's length cut from
-    the training exemplars and evaluation texts (about 280,000 characters, ~350 stretches). Each further pass
-    over them starts 193 characters later, so the stand-in's 4-character events fall elsewhere and no
-    streamed event repeats one of an earlier pass. SSE_REPLY repeats every 25 characters, so after one stream
-    a cache of per-token answers knows all of it; real answers repeat far less."""
-    from models import categories
+    the training exemplars and evaluation texts (about 280,000 characters, ~350 stretches), each streamed one
+    token per event as a model would, in the semantic model's SentencePiece tokens (XLM-R's vocabulary, from
+    the cached build: `warden models build`). Each further pass over the stretches starts 193 characters
+    later, so no stream replays an earlier one. SSE_REPLY repeats every 25 characters, so after one stream a
+    cache of per-token answers knows all of it; real answers repeat far less."""
+    from models import build, categories
+    from models.tokenizer import Tokenizer
 
+    built = build.find()
+    if built is None:
+        raise SystemExit("bench/overhead.py: the distinct replies are cut into tokens by the semantic model's "
+                         "tokenizer: run `.venv/bin/warden models build` first")
+    tokenizer = Tokenizer.from_files(built.path(build.TOKENIZER), built.path(build.NORMALIZATION))
     texts = [e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())]
     for path in sorted((REPO / "bench" / "data").glob("semantic_eval*.jsonl")):
         texts += [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
     pool = " ".join(texts)
     size = len(SSE_REPLY)
     per_pass = len(pool) // size - 1
-    replies = [pool[(k % per_pass) * size + (k // per_pass) * 193 % size:][:size] for k in range(n)]
-    return [json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": "stream please"}],
-                        "stream": True, "standin": {"reply": reply, "chars_per_event": 4,
-                                                    "prefix_cache": False}}).encode() for reply in replies]
+    bodies = []
+    for k in range(n):
+        start = (k % per_pass) * size + (k // per_pass) * 193 % size
+        pieces = tokenizer.pieces(pool[start:start + size])
+        bodies.append(json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": "stream please"}],
+                                  "stream": True, "standin": {"pieces": pieces[:CHUNKS_APART + 1],
+                                                              "prefix_cache": False}}).encode())
+    return bodies
 
 
 @dataclass

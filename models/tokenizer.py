@@ -132,6 +132,12 @@ class Tokenizer:
             return self._viterbi(norm)
         return ids
 
+    def pieces(self, text: str) -> list[str]:
+        """`text` cut into the vocabulary's pieces, metaspaces back to spaces: how a model with this vocabulary
+        would stream it, a token per event (bench/overhead.py)."""
+        out: list[str] = self._sp.encode(self.normalize(text), out_type=str)
+        return [p.replace(META, " ") for p in out]
+
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
         norms = [self.normalize(t) for t in texts]
         out: list[list[int]] = self._sp.encode(norms, out_type=int)

@@ -10,6 +10,8 @@ sends it with `extra_body={"standin": {...}}`; a real server ignores it):
   reply: str            the answer text (default: "Echo: " + the last user text)
   chunk_bytes: int      raw bytes per SSE write (default from --chunk-bytes; 0 = one write per event)
   chars_per_event: int  characters of content per SSE event (default 4)
+  pieces: [str]         the content of each SSE event, as a model's tokens would come (the reply is their
+                        concatenation; chars_per_event is then unused)
   event_delay_ms: int   pause between SSE writes
   headers_delay_ms: int pause before the response headers (to test upstream timeouts)
   status: int           answer with this error status and an OpenAI-shaped error body
@@ -275,7 +277,10 @@ class StandinHandler(BaseHTTPRequestHandler):
 
     def completion(self, body: dict[str, Any], knobs: dict[str, Any], *, chat: bool) -> None:
         model = str(body.get("model") or BASE_MODEL)
-        reply = str(knobs["reply"]) if "reply" in knobs else "Echo: " + last_user_text(body)
+        if "pieces" in knobs:
+            reply = "".join(map(str, knobs["pieces"]))
+        else:
+            reply = str(knobs["reply"]) if "reply" in knobs else "Echo: " + last_user_text(body)
         prompt_tokens = count_tokens(prompt_text(body))
         completion_tokens = count_tokens(reply)
         use_cache = knobs.get("prefix_cache", True) is not False
@@ -315,8 +320,8 @@ class StandinHandler(BaseHTTPRequestHandler):
         )
 
     def sse_events(
-        self, ident: str, created: int, model: str, reply: str, usage: dict[str, Any] | None,
-        per_event: int, *, chat: bool,
+        self, ident: str, created: int, model: str, pieces: list[str], usage: dict[str, Any] | None, *,
+        chat: bool,
     ) -> Iterator[bytes]:
         obj = "chat.completion.chunk" if chat else "text_completion"
 
@@ -330,8 +335,7 @@ class StandinHandler(BaseHTTPRequestHandler):
 
         if chat:
             yield event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
-        for i in range(0, len(reply), per_event):
-            piece = reply[i : i + per_event]
+        for piece in pieces:
             if chat:
                 yield event([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
             else:
@@ -362,7 +366,9 @@ class StandinHandler(BaseHTTPRequestHandler):
         if "raw_sse" in knobs:
             events: list[bytes] = [str(knobs["raw_sse"]).encode()]
         else:
-            events = list(self.sse_events(ident, created, model, reply, usage, per_event, chat=chat))
+            pieces = [str(p) for p in knobs["pieces"]] if "pieces" in knobs else [
+                reply[i : i + per_event] for i in range(0, len(reply), per_event)]
+            events = list(self.sse_events(ident, created, model, pieces, usage, chat=chat))
         try:
             for n, data in enumerate(events):
                 if drop_after is not None and n >= int(drop_after):

@@ -198,3 +198,14 @@ def test_client_vanishing_mid_stream_leaves_proxy_serving(proxy: Process) -> Non
     time.sleep(0.3)
     ok = client(proxy.url).chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
     assert ok.choices[0].message.content
+
+
+def test_stand_in_streams_given_pieces_one_event_each(standin: Process) -> None:
+    pieces = ["流式", "输出", " token", "s", " ok"]
+    body = {"model": "standin-base", "messages": MESSAGES, "stream": True,
+            "standin": {"pieces": pieces, "chars_per_event": 1}}
+    events = [json.loads(line[6:]) for line in httpx.post(standin.url + "/v1/chat/completions", json=body,
+                                                          timeout=10).text.splitlines()
+              if line.startswith("data: {")]
+    contents = [e["choices"][0]["delta"].get("content") for e in events if e["choices"]]
+    assert contents == ["", *pieces, None]  # the role chunk, one event per piece, the finish chunk

@@ -60,3 +60,10 @@ def test_normalize_equals_translating_every_character(rt: Runtime, data: st.Data
     tok = rt.tokenizer
     text = data.draw(_mapped_texts(sorted(tok._table)))
     assert tok.normalize(text) == _reference_normalize(tok, text)
+
+
+def test_pieces_are_the_tokens_as_text(rt: Runtime) -> None:
+    tok = rt.tokenizer
+    text = "need some snow 找个人冒充我进考场"
+    pieces = tok.pieces(text)
+    assert len(pieces) == len(tok.encode(text)) and "".join(pieces) == " " + text
