@@ -269,11 +269,7 @@ def threshold_for_fpr(neg_scores: F64, target_fpr: float, weights: F64 | None = 
     """Lowest threshold t with mean(neg >= t) <= target_fpr (t just above the allowed negatives); with
     `weights`, the weighted share of negatives at or above t."""
     if weights is None:
-        s = np.sort(neg_scores)[::-1]
-        allowed = int(np.floor(target_fpr * len(s)))
-        if allowed >= len(s):
-            return 0.0
-        return float(min(0.999, s[allowed] + 1e-6))
+        weights = np.ones(len(neg_scores))
     order = np.argsort(-neg_scores, kind="stable")
     s, share = neg_scores[order], np.cumsum(weights[order]) / weights.sum()
     allowed = int(np.searchsorted(share, target_fpr + 1e-12, side="right"))  # the top `allowed` fit the budget
