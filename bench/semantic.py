@@ -15,14 +15,13 @@ import random
 import resource
 import statistics
 import time
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from models import build, categories, runtime, semantic
+from models import build, categories, evaluate, runtime, semantic
 from models.train import Heads
 
-EVAL = Path(__file__).resolve().parent / "data" / "semantic_eval.jsonl"
+EVAL = evaluate.default_eval_path()  # the held-out set: windows the heads were not trained on
 
 
 def rss_mib() -> float:

@@ -21,7 +21,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
                    "models.train.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
-    e.add_argument("--data", type=Path, help="labeled JSONL (default bench/data/semantic_eval.jsonl)")
+    e.add_argument("--data", type=Path,
+                   help="labeled JSONL (default: the held-out set, bench/data/semantic_eval6.jsonl)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
     e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
     e.add_argument("--lexical", choices=("scanner", "keywords"), default="scanner",

@@ -51,8 +51,19 @@ class Metrics:
 HEADER = f"{'detector':<18} {'n':>5} {'accuracy':>9} {'precision':>10} {'recall':>8} {'FPR':>7} {'ms/text':>10}"
 
 
+# The evaluation sets, each written blind (bench/README.md). A set read to make a choice is a development
+# set from then on, and development sets are trained on (models/data, under a comment naming the file);
+# the held-out set is the one never trained on and read once per set of heads.
+DEVELOPMENT_SETS = ("semantic_eval.jsonl", *(f"semantic_eval{n}.jsonl" for n in range(2, 6)))
+HELD_OUT_SET = "semantic_eval6.jsonl"
+
+
+def data_path(name: str) -> Path:
+    return Path(__file__).resolve().parents[1] / "bench" / "data" / name
+
+
 def default_eval_path() -> Path:
-    return Path(__file__).resolve().parents[1] / "bench" / "data" / "semantic_eval.jsonl"
+    return data_path(HELD_OUT_SET)
 
 
 def load_items(path: Path) -> list[Item]:

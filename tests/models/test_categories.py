@@ -25,19 +25,36 @@ EVAL_SETS = sorted(evaluate.default_eval_path().parent.glob("semantic_eval*.json
 EVAL_MIX = {"positive_no_keyword": 60, "positive_keyword": 15, "hard_negative": 35, "benign": 60}
 
 
-def test_there_are_five_evaluation_sets() -> None:
-    assert [p.name for p in EVAL_SETS] == [f"semantic_eval{n}.jsonl" for n in ("", 2, 3, 4, 5)]
+def _training_texts() -> set[str]:
+    return {e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())}
+
+
+def test_every_evaluation_set_is_development_or_held_out() -> None:
+    assert sorted(p.name for p in EVAL_SETS) == sorted([*evaluate.DEVELOPMENT_SETS, evaluate.HELD_OUT_SET])
+    assert evaluate.default_eval_path().name == evaluate.HELD_OUT_SET
 
 
 @pytest.mark.parametrize("path", EVAL_SETS, ids=lambda p: p.name)
-def test_eval_set_is_held_out_and_has_its_mix(path: Path) -> None:
+def test_eval_set_has_its_mix(path: Path) -> None:
     items = evaluate.load_items(path)
-    training = {e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())}
-    assert not {it.text for it in items} & training
     assert len({it.text for it in items}) == len(items) == 340
     for lang in ("zh", "en"):
         counts = Counter(it.type for it in items if it.lang == lang)
         assert counts == EVAL_MIX
+
+
+def test_held_out_set_is_not_trained_on_and_development_sets_are() -> None:
+    training = _training_texts()
+    held_out = {it.text for it in evaluate.load_items(evaluate.default_eval_path())}
+    assert not held_out & training
+    for name in evaluate.DEVELOPMENT_SETS:
+        items = evaluate.load_items(evaluate.data_path(name))
+        assert {it.text for it in items} <= training, name
+        # trained as labelled: positives under their category, hard negatives and benign texts as negatives
+        by_category = {c.name: c for c in categories.load_categories()}
+        for it in items:
+            if it.label is not None:
+                assert it.text in by_category[it.label].positives[it.lang], (name, it.text)
 
 
 def test_errors_name_file_category_and_field(tmp_path: Path) -> None:
