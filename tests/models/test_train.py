@@ -35,7 +35,7 @@ def test_training_is_deterministic(subset: Subset, heads: train.Heads) -> None:
     a = heads
     b = train.train(cats, ex, s.copy(), e.copy(), build_key="k")
     assert a.to_json() == b.to_json()
-    assert set(a.thresholds) == {"zh", "en"} and all(0.5 <= t < 1 for t in a.thresholds.values())
+    assert set(a.thresholds) == {"zh", "en"} and all(0 < t < 1 for t in a.thresholds.values())
     assert 0 < a.clear_below <= 0.5
 
 
