@@ -15,13 +15,12 @@ import random
 import resource
 import statistics
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from models import build, categories, evaluate, runtime, semantic
 from models.train import Heads
-
-EVAL = evaluate.default_eval_path()  # the held-out set: windows the heads were not trained on
 
 
 def rss_mib() -> float:
@@ -43,6 +42,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mix-positives", type=float, default=0.05, help="share of harmful prompts in the mix")
     ap.add_argument("--prompts", type=int, default=400)
+    ap.add_argument("--data", type=Path, default=evaluate.default_eval_path(),
+                    help="labeled set whose texts make the mix (default: the held-out set, never trained on)")
     args = ap.parse_args()
     rss0 = rss_mib()
     built = build.ensure(progress=build.stderr_progress)
@@ -50,7 +51,7 @@ def main() -> None:
     heads = Heads.load(semantic.heads_path())
     det = semantic.SemanticDetector(rt, heads, categories.load_categories())
     rss1 = rss_mib()
-    items = [json.loads(line) for line in EVAL.read_text("utf-8").splitlines() if line.strip()]
+    items = [json.loads(line) for line in args.data.read_text("utf-8").splitlines() if line.strip()]
     benign = [it["text"] for it in items if it["type"] == "benign"]
     harmful = [it["text"] for it in items if it["label"]]
 

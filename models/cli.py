@@ -22,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
                    "models.train.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
     e.add_argument("--data", type=Path,
-                   help="labeled JSONL (default: the held-out set, bench/data/semantic_eval6.jsonl)")
+                   help="labeled JSONL (default: the held-out set, bench/data/semantic_eval7.jsonl)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
     e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
     e.add_argument("--lexical", choices=("scanner", "keywords"), default="scanner",

@@ -54,8 +54,8 @@ HEADER = f"{'detector':<18} {'n':>5} {'accuracy':>9} {'precision':>10} {'recall'
 # The evaluation sets, each written blind (bench/README.md). A set read to make a choice is a development
 # set from then on, and development sets are trained on (models/data, under a comment naming the file);
 # the held-out set is the one never trained on and read once per set of heads.
-DEVELOPMENT_SETS = ("semantic_eval.jsonl", *(f"semantic_eval{n}.jsonl" for n in range(2, 6)))
-HELD_OUT_SET = "semantic_eval6.jsonl"
+DEVELOPMENT_SETS = ("semantic_eval.jsonl", *(f"semantic_eval{n}.jsonl" for n in range(2, 7)))
+HELD_OUT_SET = "semantic_eval7.jsonl"
 
 
 def data_path(name: str) -> Path:
