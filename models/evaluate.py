@@ -31,6 +31,8 @@ class Item:
     lang: str
     label: str | None
     type: str
+    topic: str | None = None  # the category a hard negative is about
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +77,7 @@ def load_items(path: Path) -> list[Item]:
         if obj.get("lang") not in ("zh", "en") or obj.get("type") not in (
                 "positive_no_keyword", "positive_keyword", "hard_negative", "benign"):
             raise ValueError(f"{path}:{n}: bad lang or type in {obj!r}")
-        items.append(Item(obj["text"], obj["lang"], obj.get("label"), obj["type"]))
+        items.append(Item(obj["text"], obj["lang"], obj.get("label"), obj["type"], obj.get("topic")))
     return items
 
 
