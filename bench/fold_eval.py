@@ -4,8 +4,8 @@ A set read to make a choice is a development set from then on (bench/README.md),
 trained on: they were written blind, by other hands than the exemplars, in the mix the model is judged on.
 Each text goes to the end of its list, under a comment naming the set: positives under their category
 (`label`), hard negatives under their `topic`, plain benign texts in benign.yaml. The files' own comments
-and order are kept (text edits, not a YAML round trip). Then add the set to `models.evaluate.DEVELOPMENT_SETS`,
-write a new held-out set, and run `warden models train`.
+and order are kept (text edits, not a YAML round trip). Then move the set from `models.evaluate.HELD_OUT_SETS`
+to `DEVELOPMENT_SETS`, have a new held-out set written blind, and run `warden models train`.
 
     .venv/bin/python -m bench.fold_eval bench/data/semantic_eval7.jsonl [--data models/data]
 """

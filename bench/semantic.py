@@ -42,8 +42,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mix-positives", type=float, default=0.05, help="share of harmful prompts in the mix")
     ap.add_argument("--prompts", type=int, default=400)
-    ap.add_argument("--data", type=Path, default=evaluate.default_eval_path(),
-                    help="labeled set whose texts make the mix (default: the held-out set, never trained on)")
+    ap.add_argument("--data", type=Path, default=evaluate.default_eval_paths()[-1],
+                    help="labeled set whose texts make the mix (default: the newest held-out set)")
     args = ap.parse_args()
     rss0 = rss_mib()
     built = build.ensure(progress=build.stderr_progress)

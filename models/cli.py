@@ -21,8 +21,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
                    "models.train.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
-    e.add_argument("--data", type=Path,
-                   help="labeled JSONL (default: the held-out set, bench/data/semantic_eval7.jsonl)")
+    e.add_argument("--data", type=Path, action="append",
+                   help="labeled JSONL, repeatable: the rows pool them (default: the held-out sets, "
+                        "models.evaluate.HELD_OUT_SETS)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
     e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
     e.add_argument("--lexical", choices=("scanner", "keywords"), default="scanner",
@@ -67,12 +68,12 @@ def _train(args: argparse.Namespace) -> int:
     rt = runtime.Runtime(built, threads=2)
     cats = categories.load_categories()
     examples = categories.exemplars(cats, categories.load_benign())
-    texts = [e.text for e in examples]
-    print(f"warden models: encoding {len(texts)} exemplars", file=sys.stderr)
-    static_x = rt.static_vectors(texts).astype(np.float64)
-    encoder_x = rt.encode(texts).astype(np.float64)
-    heads = train.train(cats, examples, static_x, encoder_x, early_raw=encoder_x[:, runtime.EARLY_COLUMNS],
-                        build_key=built.directory.name,
+    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples)
+    print(f"warden models: encoding {len(examples)} exemplars as {len(rows)} windows", file=sys.stderr)
+    static_x = np.stack([rt.static_vector(i) for i in ids]).astype(np.float64)
+    encoder_x = rt.encode_ids(ids).astype(np.float64)
+    heads = train.train(cats, rows, static_x, encoder_x, early_raw=encoder_x[:, runtime.EARLY_COLUMNS],
+                        build_key=built.directory.name, groups=groups,
                         target_fpr=train.TARGET_FPR if args.target_fpr is None else args.target_fpr)
     out: Path = args.out or semantic.heads_path()
     out.write_text(heads.to_json(), "utf-8")
@@ -86,8 +87,8 @@ def _eval(args: argparse.Namespace) -> int:
     from models import categories, evaluate, semantic
     from rules.fusion import Fusion  # lazy: only this command needs rules' filters
 
-    data = args.data or evaluate.default_eval_path()
-    items = evaluate.load_items(data)
+    paths: list[Path] = args.data or evaluate.default_eval_paths()
+    items = [it for path in paths for it in evaluate.load_items(path)]
     cats = categories.load_categories()
     training = {e.text for e in categories.exemplars(cats, categories.load_benign())}
     leaked = [it.text for it in items if it.text in training]
@@ -105,7 +106,7 @@ def _eval(args: argparse.Namespace) -> int:
     for it in items[:3]:  # warm up sessions so the first row's timing is fair
         detector.detect(it.text)
     rows = evaluate.evaluate(items, lexical, detector.detect, fusion, judged)
-    print(f"{data}: {len(items)} texts; lexical = {name}")
+    print(f"{', '.join(map(str, paths))}: {len(items)} texts; lexical = {name}")
     print(evaluate.HEADER)
     for r in rows:
         print(r.row())

@@ -32,9 +32,10 @@ from pathlib import Path
 import numpy as np
 
 from models import build
-from models.categories import Category, data_dir, language, load_categories
+from models.categories import Category, Exemplar, data_dir, language, load_categories
 from models.errors import BuildError, ModelsError
 from models.runtime import MAX_TOKENS, Runtime
+from models.tokenizer import Tokenizer
 from models.train import Heads
 from rules.findings import Finding
 
@@ -76,6 +77,73 @@ def rescale(raw: float, threshold: float) -> float:
 MIN_JUDGED_CHARS = 4
 
 
+def split_windows(tok: Tokenizer, text: str) -> list[Window]:
+    """The windows the detector judges: whole sentences packed up to WINDOW_TOKENS pieces; a longer
+    sentence is cut by characters. Training cuts negative exemplars the same way (models/cli.py)."""
+    pieces: list[tuple[int, int]] = []  # sentence spans
+    pos = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.end() > pos:
+            pieces.append((pos, m.end()))
+        pos = m.end()
+    if pos < len(text):
+        pieces.append((pos, len(text)))
+    spans = [(a, b) for a, b in pieces if text[a:b].strip()]
+    encoded = tok.encode_batch([text[a:b] for a, b in spans])
+    out: list[Window] = []
+    cur_start = cur_end = -1
+    cur_ids: list[int] = []
+    for (a, b), ids in zip(spans, encoded, strict=True):
+        if len(ids) > WINDOW_TOKENS:
+            if cur_ids:
+                out.append(_window(text, cur_start, cur_end, cur_ids))
+                cur_ids = []
+            out += _split_long(tok, text, a, b, len(ids))
+            continue
+        if cur_ids and len(cur_ids) + len(ids) > WINDOW_TOKENS:
+            out.append(_window(text, cur_start, cur_end, cur_ids))
+            cur_ids = []
+        if not cur_ids:
+            cur_start = a
+        cur_ids += ids
+        cur_end = b
+    if cur_ids:
+        out.append(_window(text, cur_start, cur_end, cur_ids))
+    return out
+
+
+def training_rows(tok: Tokenizer, examples: Sequence[Exemplar]) -> tuple[list[Exemplar], list[int], list[list[int]]]:
+    """The feature rows `train.train` takes: (exemplar per row, exemplar index per row, content ids per row).
+    A negative exemplar longer than one window gives one row per window, as the detector will judge it (a
+    long benign message was judged by windows its first 56 tokens never showed the heads); every other
+    exemplar one row, its whole text (positives: which window holds the intent is not known)."""
+    rows: list[Exemplar] = []
+    groups: list[int] = []
+    ids: list[list[int]] = []
+    whole = tok.encode_batch([e.text for e in examples])
+    for i, (e, text_ids) in enumerate(zip(examples, whole, strict=True)):
+        wins = split_windows(tok, e.text) if e.label is None else []
+        parts = [list(w.ids) for w in wins] if len(wins) > 1 else [text_ids]
+        rows += [e] * len(parts)
+        groups += [i] * len(parts)
+        ids += parts
+    return rows, groups, ids
+
+
+def _window(text: str, start: int, end: int, ids: list[int]) -> Window:
+    return Window(start, end, language(text[start:end]), tuple(ids))
+
+
+def _split_long(tok: Tokenizer, text: str, a: int, b: int, n_ids: int) -> list[Window]:
+    chars = max(1, (b - a) * WINDOW_TOKENS // n_ids)
+    out = []
+    for s in range(a, b, chars):
+        e = min(b, s + chars)
+        ids = tok.encode(text[s:e])[:WINDOW_TOKENS]
+        out.append(_window(text, s, e, ids))
+    return out
+
+
 class SemanticDetector:
     """rules.findings.Detector: kind "semantic", category, raw window offsets, score, rule semantic.<category>."""
 
@@ -105,49 +173,7 @@ class SemanticDetector:
 
     # -- windows ------------------------------------------------------------------------------------
     def windows(self, text: str) -> list[Window]:
-        tok = self._rt.tokenizer
-        pieces: list[tuple[int, int]] = []  # sentence spans
-        pos = 0
-        for m in _SENTENCE_END.finditer(text):
-            if m.end() > pos:
-                pieces.append((pos, m.end()))
-            pos = m.end()
-        if pos < len(text):
-            pieces.append((pos, len(text)))
-        spans = [(a, b) for a, b in pieces if text[a:b].strip()]
-        encoded = tok.encode_batch([text[a:b] for a, b in spans])
-        out: list[Window] = []
-        cur_start = cur_end = -1
-        cur_ids: list[int] = []
-        for (a, b), ids in zip(spans, encoded, strict=True):
-            if len(ids) > WINDOW_TOKENS:
-                if cur_ids:
-                    out.append(self._window(text, cur_start, cur_end, cur_ids))
-                    cur_ids = []
-                out += self._split_long(text, a, b, len(ids))
-                continue
-            if cur_ids and len(cur_ids) + len(ids) > WINDOW_TOKENS:
-                out.append(self._window(text, cur_start, cur_end, cur_ids))
-                cur_ids = []
-            if not cur_ids:
-                cur_start = a
-            cur_ids += ids
-            cur_end = b
-        if cur_ids:
-            out.append(self._window(text, cur_start, cur_end, cur_ids))
-        return out
-
-    def _window(self, text: str, start: int, end: int, ids: list[int]) -> Window:
-        return Window(start, end, language(text[start:end]), tuple(ids))
-
-    def _split_long(self, text: str, a: int, b: int, n_ids: int) -> list[Window]:
-        chars = max(1, (b - a) * WINDOW_TOKENS // n_ids)
-        out = []
-        for s in range(a, b, chars):
-            e = min(b, s + chars)
-            ids = self._rt.tokenizer.encode(text[s:e])[:WINDOW_TOKENS]
-            out.append(self._window(text, s, e, ids))
-        return out
+        return split_windows(self._rt.tokenizer, text)
 
     # -- scoring ------------------------------------------------------------------------------------
     def _analyse(self, text: str) -> list[_WindowResult]:

@@ -59,8 +59,9 @@ HARD_NEGATIVE_SHARE = 35 / 95
 # With the five development sets among the exemplars (6,204), the floor alone decided them (0.5 / 0.5); it
 # is gone: the rule put them at 0.368 / 0.378 (zh / en), where the development texts' cross-validated
 # scores read accuracy 97.3% / 97.4% at FPR 1.9% / 1.7% (at 0.5: 96.1% / 95.6%, FPR 1.5% / 1.1%). The sixth
-# set, read to compare the two, is trained on as well (6,544 exemplars: 0.344 / 0.366); the seventh was
-# read once, with the shipped heads.
+# set, read to compare the two, is trained on as well (6,544 exemplars: 0.344 / 0.366); so are the seventh
+# and eighth, each read once (7,224 exemplars, long negatives by windows: 0.341 / 0.341). The ninth was
+# read once with the shipped heads.
 TARGET_FPR = 0.04
 
 
@@ -257,9 +258,11 @@ def fit_stage(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories
 
 
 def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int, *,
-                     own_intents: bool = True) -> F64:
-    """[N] max category score of each exemplar from heads trained without its fold."""
-    folds = np.arange(len(x)) % FOLDS  # fixed, interleaved: every fold sees every category and language
+                     own_intents: bool = True, groups: npt.NDArray[np.int64] | None = None) -> F64:
+    """[N] max category score of each row from heads trained without its fold. `groups`: the exemplar
+    each row comes from (the windows of one text share a fold), else one row per exemplar."""
+    # fixed, interleaved: every fold sees every category and language
+    folds = (np.arange(len(x)) if groups is None else groups) % FOLDS
     out = np.zeros(len(x))
     y = np.asarray(labels)
     tp = np.asarray(topics)
@@ -315,10 +318,28 @@ def _clear_level(rescaled: F64, has_kw: npt.NDArray[np.bool_], weights: F64, tar
     return 0.5
 
 
+def per_text(scores: F64, groups: npt.NDArray[np.int64]) -> F64:
+    """Each exemplar's score: the max over its rows (a text is judged by its worst window)."""
+    out = np.full(int(groups.max()) + 1, -np.inf)
+    np.maximum.at(out, groups, scores)
+    return out
+
+
 def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_raw: F64, *,
           static_feature: bool = False, early_raw: F64 | None = None,
           build_key: str, target_fpr: float = TARGET_FPR, first_stage_recall: float = 0.98,
-          hard_negative_share: float | None = HARD_NEGATIVE_SHARE) -> Heads:
+          hard_negative_share: float | None = HARD_NEGATIVE_SHARE,
+          groups: Sequence[int] | None = None) -> Heads:
+    """Heads from feature rows. `groups[i]`: the exemplar row i belongs to, ascending from 0 (a negative
+    exemplar longer than one window gives one row per window, as the detector will judge it; positives one
+    row, since which window holds the intent is unknown); `examples[i]` is that exemplar. Thresholds and
+    bounds are placed on exemplars, each scored by its highest row."""
+    g = np.arange(len(examples)) if groups is None else np.asarray(groups, dtype=np.int64)
+    first_rows = np.unique(g, return_index=True)[1]
+    if len(first_rows) != int(g.max()) + 1 or not (np.diff(g) >= 0).all():
+        raise ValueError("groups must number the exemplars 0, 1, 2, ... in row order")
+    if any(examples[int(i)].label is not None for i in np.flatnonzero(np.bincount(g)[g] > 1)):
+        raise ValueError("only negative exemplars may have several rows")
     names = [c.name for c in categories]
     joint = np.hstack([encoder_raw, static_x]) if static_feature else encoder_raw
     widths = [384] * (encoder_raw.shape[1] // 384) + ([static_x.shape[1]] if static_feature else [])
@@ -330,27 +351,31 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
     pos = np.asarray(labels) > 0
     keywords = [kw.lower() for c in categories for lang in LANGS for kw in c.keywords[lang]]
     has_kw = np.array([any(kw in e.text.lower() for kw in keywords) for e in examples], dtype=bool)
-    cv_enc = cross_val_scores(encoder_x, labels, topics, len(names))
-    cv_static = cross_val_scores(static_x, labels, topics, len(names), own_intents=False)
+    cv_rows = cross_val_scores(encoder_x, labels, topics, len(names), groups=g)
+    cv_static = cross_val_scores(static_x, labels, topics, len(names), own_intents=False, groups=g)
+    # per exemplar from here on (t_*): a negative is scored by its highest row; positives have one row
+    cv_enc = per_text(cv_rows, g)
+    t_langs, t_pos, t_kw = langs[first_rows], pos[first_rows], has_kw[first_rows]
+    t_topics = np.asarray(topics)[first_rows]
     thresholds = {}
     passes = {}
-    rescaled = np.zeros(len(examples))
-    weights = np.zeros(len(examples))
+    rescaled = np.zeros(len(first_rows))
+    weights = np.zeros(len(first_rows))
     for lang in LANGS:
-        m = langs == lang
-        weights[m] = negative_weights(np.asarray(topics)[m], ~pos[m], hard_negative_share) \
-            if hard_negative_share is not None else (~pos[m]).astype(np.float64)
-        thresholds[lang] = threshold_for_fpr(cv_enc[m & ~pos], target_fpr, weights[m & ~pos])
-        passes[lang] = threshold_for_recall(cv_static[m & pos], first_stage_recall)
+        m = t_langs == lang
+        weights[m] = negative_weights(t_topics[m], ~t_pos[m], hard_negative_share) \
+            if hard_negative_share is not None else (~t_pos[m]).astype(np.float64)
+        thresholds[lang] = threshold_for_fpr(cv_enc[m & ~t_pos], target_fpr, weights[m & ~t_pos])
+        passes[lang] = threshold_for_recall(cv_static[(langs == lang) & pos], first_stage_recall)
         th = thresholds[lang]
         rescaled[m] = np.where(cv_enc[m] < th, 0.5 * cv_enc[m] / th, 0.5)
-    clear_below = max(_clear_level(rescaled[langs == lang], has_kw[langs == lang], weights[langs == lang],
+    clear_below = max(_clear_level(rescaled[t_langs == lang], t_kw[t_langs == lang], weights[t_langs == lang],
                                    target_fpr) for lang in LANGS)
     early = early_features = early_exit = None
     if early_raw is not None:
         early_features = FeatureMap.fit(early_raw, [early_raw.shape[1]])
         early_x = early_features.apply(early_raw)
-        cv_early = cross_val_scores(early_x, labels, topics, len(names))
+        cv_early = cross_val_scores(early_x, labels, topics, len(names), groups=g)
         early = fit_stage(early_x, labels, topics, len(names))
         early_exit = {}
         for lang in LANGS:
@@ -360,7 +385,7 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
             # a window toward benign, never an error on a negative (with clear_below 0.14 a benign
             # "我想学吉他" at 0.22 x threshold set the zh bound, and most windows ran the late graph)
             level = thresholds[lang] * min(1.0, 2.0 * clear_below)
-            decided = cv_early[m & pos & (cv_enc >= level)]
+            decided = cv_early[m & pos & (cv_rows >= level)]  # positives: one row each
             early_exit[lang] = EXIT_MARGIN * float(decided.min()) if len(decided) else 0.0
     return Heads(
         categories=tuple(names), levels={c.name: c.level for c in categories}, build_key=build_key,

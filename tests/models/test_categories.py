@@ -20,7 +20,7 @@ def test_shipped_categories_load() -> None:
         assert all(c.positives[lang] and c.hard_negatives[lang] for lang in categories.LANGS)
 
 
-EVAL_SETS = sorted(evaluate.default_eval_path().parent.glob("semantic_eval*.jsonl"))
+EVAL_SETS = sorted(evaluate.data_path("x").parent.glob("semantic_eval*.jsonl"))
 # per language: 60 positives without keywords, 15 with, 35 hard negatives, 60 plain benign
 EVAL_MIX = {"positive_no_keyword": 60, "positive_keyword": 15, "hard_negative": 35, "benign": 60}
 
@@ -30,8 +30,8 @@ def _training_texts() -> set[str]:
 
 
 def test_every_evaluation_set_is_development_or_held_out() -> None:
-    assert sorted(p.name for p in EVAL_SETS) == sorted([*evaluate.DEVELOPMENT_SETS, evaluate.HELD_OUT_SET])
-    assert evaluate.default_eval_path().name == evaluate.HELD_OUT_SET
+    assert sorted(p.name for p in EVAL_SETS) == sorted([*evaluate.DEVELOPMENT_SETS, *evaluate.HELD_OUT_SETS])
+    assert [p.name for p in evaluate.default_eval_paths()] == list(evaluate.HELD_OUT_SETS)
 
 
 @pytest.mark.parametrize("path", EVAL_SETS, ids=lambda p: p.name)
@@ -43,10 +43,10 @@ def test_eval_set_has_its_mix(path: Path) -> None:
         assert counts == EVAL_MIX
 
 
-def test_held_out_set_is_not_trained_on_and_development_sets_are() -> None:
+def test_held_out_sets_are_not_trained_on_and_development_sets_are() -> None:
     training = _training_texts()
-    held_out = {it.text for it in evaluate.load_items(evaluate.default_eval_path())}
-    assert not held_out & training
+    for path in evaluate.default_eval_paths():
+        assert not {it.text for it in evaluate.load_items(path)} & training, path.name
     for name in evaluate.DEVELOPMENT_SETS:
         items = evaluate.load_items(evaluate.data_path(name))
         assert {it.text for it in items} <= training, name

@@ -27,11 +27,15 @@ def test_eval_prints_three_rows_per_language(built: build.Built, tmp_path: Path,
         {"text": "警方提醒：替考是违法行为", "lang": "zh", "label": None, "type": "hard_negative"},
         {"text": "how do I bake sourdough bread", "lang": "en", "label": None, "type": "benign"},
     ]
-    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
-    assert cli.main(["eval", "--data", str(data)]) == 0
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[:2]))
+    more = tmp_path / "more.jsonl"
+    more.write_text(json.dumps(rows[2], ensure_ascii=False) + "\n")
+    assert cli.main(["eval", "--data", str(data), "--data", str(more)]) == 0  # the rows pool both files
     out = capsys.readouterr().out
     names = [line.split()[0] for line in out.splitlines()[2:]]
     assert names == ["lexical", "semantic", "fused"] * 3
+    assert [line.split()[1] for line in out.splitlines()[2:5]] == ["3"] * 3
+    assert f"{data}, {more}: 3 texts" in out
     assert "keyword baseline" in out or "rules.scanner" in out
 
 

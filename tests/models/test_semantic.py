@@ -7,7 +7,9 @@ import pytest
 
 from models import semantic
 from models.build import Built
+from models.categories import Exemplar
 from models.errors import BuildError
+from models.runtime import Runtime
 from models.semantic import SemanticDetector, load_default, rescale
 from rules.findings import Detector
 
@@ -125,3 +127,19 @@ def test_early_exit_stops_clearly_benign_windows_below_every_decision_level(dete
             [(f.category, f.start) for f in full.detect(text)]
         assert not any(r.exited for r in full._analyse(text))
     assert exited >= 1
+
+
+def test_training_rows_cut_long_negatives_into_the_windows_the_detector_judges(rt: Runtime) -> None:
+    long_text = "今天的会议改到下午三点，请大家准时参加。" * 12
+    examples = [
+        Exemplar(long_text, "zh", None, None),  # long benign: one row per window
+        Exemplar(long_text + "谁能帮我去考四六级", "zh", "exam_fraud", "exam_fraud"),  # positive: one row
+        Exemplar("今天天气怎么样", "zh", None, None),  # short negative: one row, its whole text
+    ]
+    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples)
+    wins = semantic.split_windows(rt.tokenizer, long_text)
+    assert len(wins) > 1
+    assert groups == [0] * len(wins) + [1, 2]
+    assert rows == [examples[0]] * len(wins) + examples[1:]
+    assert ids[: len(wins)] == [list(w.ids) for w in wins]
+    assert ids[len(wins):] == rt.tokenizer.encode_batch([e.text for e in examples[1:]])

@@ -147,3 +147,33 @@ def test_per_category_intent_heads() -> None:
     assert np.allclose(again.scores(x), stage.scores(x), atol=1e-5)
     first = train.fit_stage(x, labels, topics, 2, own_intents=False)  # the first stage's heads
     assert first.intents is None and np.allclose(first.scores(x), shared)
+
+
+def test_windows_of_one_text_share_a_fold_and_the_text_takes_its_highest_row() -> None:
+    """Two windows of one negative text, alike and amid the positives: scored apart (each with the other in
+    training) the text looks easier than it is; grouped, both are held out together."""
+    rng = np.random.default_rng(3)
+    centre = rng.normal(0, 1, 8)
+    x = np.vstack([centre + rng.normal(0, 0.4, (40, 8)), -centre + rng.normal(0, 0.4, (40, 8)),
+                   np.tile(centre + rng.normal(0, 0.1, 8), (2, 1))])
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    labels = [1] * 40 + [0] * 42
+    topics = [1] * 40 + [0] * 42
+    apart = train.cross_val_scores(x, labels, topics, 1)
+    groups = np.array([*range(81), 80])  # the last two rows are one text
+    grouped = train.cross_val_scores(x, labels, topics, 1, groups=groups)
+    assert (grouped[-2:] > apart[-2:]).all()
+    assert train.per_text(np.array([0.1, 0.7, 0.2, 0.4, 0.3]), np.array([0, 1, 1, 1, 2])).tolist() == \
+        [0.1, 0.7, 0.3]
+
+
+def test_only_negatives_may_have_several_rows(subset: Subset) -> None:
+    cats, ex, s, e = subset
+    pos = next(i for i, x in enumerate(ex) if x.label is not None)
+    rows = [*ex[: pos + 1], ex[pos], *ex[pos + 1:]]  # a positive twice
+    groups = [*range(pos + 1), pos, *range(pos + 1, len(ex))]
+    s2, e2 = np.insert(s, pos, s[pos], axis=0), np.insert(e, pos, e[pos], axis=0)
+    with pytest.raises(ValueError, match="only negative"):
+        train.train(cats, rows, s2, e2, build_key="k", groups=groups)
+    with pytest.raises(ValueError, match="number the exemplars"):
+        train.train(cats, ex, s, e, build_key="k", groups=[0, *range(2, len(ex) + 1)])
