@@ -82,7 +82,7 @@ def main() -> None:
     rows.append((f"second stage, 512 tokens ({n_win} windows), all exit early", f"p50 {early_ms:.1f} ms"))
     rows.append((f"second stage, 512 tokens ({n_win} windows), none exits (worst)", f"p50 {worst_ms:.1f} ms"))
     # mean per 512 tokens = cost of the early graph + the late graph on the share that does not exit,
-    # with the exit share measured on real stage-2 windows (held-out texts; the realistic mix below)
+    # with the exit share measured on real stage-2 windows (the set's texts; the realistic mix below)
     def exit_share(texts: list[str]) -> tuple[float, int]:
         d = semantic.SemanticDetector(rt, heads, categories.load_categories())
         n = ex = 0
@@ -96,7 +96,7 @@ def main() -> None:
         return early_ms + (1 - share) * (worst_ms - early_ms)
 
     share, n = exit_share([it["text"] for it in items])
-    rows.append((f"second stage, 512 tokens, held-out texts ({n} windows, {share:.0%} exit)",
+    rows.append((f"second stage, 512 tokens, {args.data.name}'s texts ({n} windows, {share:.0%} exit)",
                  f"mean {projected(share):.1f} ms"))
     # cascade on a realistic mix: mostly benign prompts, a few harmful ones; a fresh detector (empty cache)
     rng = random.Random(7)
