@@ -30,7 +30,7 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,7 +224,7 @@ def measure(engine: str, build: Callable[[], Callable[[str], int]], small: Seque
 
 
 def interleaved(builders: dict[str, Callable[[], Callable[[str], int]]], per_round: dict[str, int],
-                texts: Sequence[str], warm: dict[str, Sequence[str]],
+                texts: Sequence[str], warm: Mapping[str, Sequence[str]],
                 rounds: int) -> dict[str, list[tuple[float, int]]]:
     """(CPU seconds, UTF-8 bytes) per round and engine, the engines taking turns on blocks of `texts` (in ABBA
     order: the first engine of a round is the last of the next), each engine's blocks walking through the

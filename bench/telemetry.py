@@ -226,7 +226,7 @@ def report(results: dict[str, list[dict[str, float]]], n: int, rounds: int, post
           f"({size / 1e6:.1f} MB)\n")
     head = ("config", "CPU/req c1", "CPU/req c16", "CPU/stream", "p50 c1", "p99 c1", "p50 c16", "TTFE p50",
             "loop thread/exchange", "other threads/exchange")
-    rows = [head]
+    rows: list[tuple[str, ...]] = [head]
     for name, r in med.items():
         rows.append((name, f"{r['cpu_req_c1'] * ms:.3f} ms", f"{r['cpu_req_c16'] * ms:.3f} ms",
                      f"{r['cpu_stream'] * ms:.2f} ms", f"{r['p50_c1'] * ms:.2f} ms", f"{r['p99_c1'] * ms:.2f} ms",

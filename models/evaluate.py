@@ -34,7 +34,6 @@ class Item:
     topic: str | None = None  # the category a hard negative is about
 
 
-
 @dataclass(frozen=True, slots=True)
 class Metrics:
     name: str

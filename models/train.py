@@ -319,7 +319,7 @@ def _clear_level(rescaled: F64, has_kw: npt.NDArray[np.bool_], weights: F64, tar
 
 
 def per_text(scores: F64, groups: npt.NDArray[np.int64]) -> F64:
-    """Each exemplar's score: the max over its rows (a text is judged by its worst window)."""
+    """Each exemplar's score: the max over its rows (the detector flags a text when any window fires)."""
     out = np.full(int(groups.max()) + 1, -np.inf)
     np.maximum.at(out, groups, scores)
     return out

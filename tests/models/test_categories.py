@@ -20,7 +20,7 @@ def test_shipped_categories_load() -> None:
         assert all(c.positives[lang] and c.hard_negatives[lang] for lang in categories.LANGS)
 
 
-EVAL_SETS = sorted(evaluate.data_path("x").parent.glob("semantic_eval*.jsonl"))
+EVAL_SETS = sorted(evaluate.data_path("semantic_eval.jsonl").parent.glob("semantic_eval*.jsonl"))
 # per language: 60 positives without keywords, 15 with, 35 hard negatives, 60 plain benign
 EVAL_MIX = {"positive_no_keyword": 60, "positive_keyword": 15, "hard_negative": 35, "benign": 60}
 
@@ -47,14 +47,17 @@ def test_held_out_sets_are_not_trained_on_and_development_sets_are() -> None:
     training = _training_texts()
     for path in evaluate.default_eval_paths():
         assert not {it.text for it in evaluate.load_items(path)} & training, path.name
+    cats = {c.name: c for c in categories.load_categories()}
+    positives = {t for c in cats.values() for lang in categories.LANGS for t in c.positives[lang]}
     for name in evaluate.DEVELOPMENT_SETS:
         items = evaluate.load_items(evaluate.data_path(name))
         assert {it.text for it in items} <= training, name
         # trained as labelled: positives under their category, hard negatives and benign texts as negatives
-        by_category = {c.name: c for c in categories.load_categories()}
         for it in items:
             if it.label is not None:
-                assert it.text in by_category[it.label].positives[it.lang], (name, it.text)
+                assert it.text in cats[it.label].positives[it.lang], (name, it.text)
+            else:
+                assert it.text not in positives, (name, it.text)
 
 
 def test_errors_name_file_category_and_field(tmp_path: Path) -> None:
