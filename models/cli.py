@@ -60,20 +60,16 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    import numpy as np
-
     from models import build, categories, runtime, semantic, train
 
     built = build.ensure(progress=build.stderr_progress)
     rt = runtime.Runtime(built, threads=2)
     cats = categories.load_categories()
     examples = categories.exemplars(cats, categories.load_benign())
-    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples)
-    print(f"warden models: encoding {len(examples)} exemplars as {len(rows)} windows", file=sys.stderr)
-    static_x = np.stack([rt.static_vector(i) for i in ids]).astype(np.float64)
-    encoder_x = rt.encode_ids(ids).astype(np.float64)
-    heads = train.train(cats, rows, static_x, encoder_x, early_raw=encoder_x[:, runtime.EARLY_COLUMNS],
-                        build_key=built.directory.name, groups=groups,
+    print(f"warden models: encoding {len(examples)} exemplars", file=sys.stderr)
+    f = semantic.training_features(rt, examples)
+    heads = train.train(cats, f.rows, f.static, f.encoder, early_raw=f.encoder[:, runtime.EARLY_COLUMNS],
+                        build_key=built.directory.name, groups=f.groups,
                         target_fpr=train.TARGET_FPR if args.target_fpr is None else args.target_fpr)
     out: Path = args.out or semantic.heads_path()
     out.write_text(heads.to_json(), "utf-8")

@@ -87,10 +87,6 @@ class Runtime:
         out: F32 = (v / n if n > 0 else v).astype(np.float32, copy=False)
         return out
 
-    def static_vectors(self, texts: Sequence[str]) -> F32:
-        return np.stack([self.static_vector(ids) for ids in self.tokenizer.encode_batch(list(texts))]) \
-            if texts else np.zeros((0, self.static_dim), np.float32)
-
     def coverage(self, ids: Sequence[int]) -> float:
         """Share of the pieces that have a static vector (low for scripts the table does not cover)."""
         if not ids:
@@ -123,6 +119,3 @@ class Runtime:
         for i, ids in enumerate(batch):
             out[i] = self.late(self.early(ids))
         return out
-
-    def encode(self, texts: Sequence[str]) -> F32:
-        return self.encode_ids(self.tokenizer.encode_batch(list(texts)))

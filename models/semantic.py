@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from models import build
 from models.categories import Category, Exemplar, data_dir, language, load_categories
@@ -128,6 +129,22 @@ def training_rows(tok: Tokenizer, examples: Sequence[Exemplar]) -> tuple[list[Ex
         groups += [i] * len(parts)
         ids += parts
     return rows, groups, ids
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingFeatures:
+    """What `train.train` takes, for `warden models train` and the training tests alike."""
+
+    rows: list[Exemplar]  # the exemplar of each row
+    groups: list[int]  # its index among the exemplars
+    static: npt.NDArray[np.float64]  # [rows, static dim]: first-stage vectors
+    encoder: npt.NDArray[np.float64]  # [rows, FEATURES]: second-stage features
+
+
+def training_features(rt: Runtime, examples: Sequence[Exemplar]) -> TrainingFeatures:
+    rows, groups, ids = training_rows(rt.tokenizer, examples)
+    static = np.stack([rt.static_vector(i) for i in ids]).astype(np.float64)
+    return TrainingFeatures(rows, groups, static, rt.encode_ids(ids).astype(np.float64))
 
 
 def _window(text: str, start: int, end: int, ids: list[int]) -> Window:

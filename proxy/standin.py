@@ -130,6 +130,11 @@ def split_bytes(data: bytes, size: int) -> Iterator[bytes]:
         yield data[i : i + size]
 
 
+def event_pieces(knobs: dict[str, Any]) -> list[str] | None:
+    """The `pieces` knob: each streamed event's content, as given (None when the knob is absent)."""
+    return [str(p) for p in knobs["pieces"]] if "pieces" in knobs else None
+
+
 class StandinHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, chunked responses
     server: StandinServer
@@ -277,8 +282,9 @@ class StandinHandler(BaseHTTPRequestHandler):
 
     def completion(self, body: dict[str, Any], knobs: dict[str, Any], *, chat: bool) -> None:
         model = str(body.get("model") or BASE_MODEL)
-        if "pieces" in knobs:
-            reply = "".join(map(str, knobs["pieces"]))
+        pieces = event_pieces(knobs)
+        if pieces is not None:
+            reply = "".join(pieces)
         else:
             reply = str(knobs["reply"]) if "reply" in knobs else "Echo: " + last_user_text(body)
         prompt_tokens = count_tokens(prompt_text(body))
@@ -366,8 +372,7 @@ class StandinHandler(BaseHTTPRequestHandler):
         if "raw_sse" in knobs:
             events: list[bytes] = [str(knobs["raw_sse"]).encode()]
         else:
-            pieces = [str(p) for p in knobs["pieces"]] if "pieces" in knobs else [
-                reply[i : i + per_event] for i in range(0, len(reply), per_event)]
+            pieces = event_pieces(knobs) or [reply[i : i + per_event] for i in range(0, len(reply), per_event)]
             events = list(self.sse_events(ident, created, model, pieces, usage, chat=chat))
         try:
             for n, data in enumerate(events):

@@ -13,39 +13,38 @@ from models.runtime import Runtime
 SUBSET = 900
 
 
-def _subset(rt: Runtime) -> tuple[list[categories.Category], list[categories.Exemplar], np.ndarray, np.ndarray]:
-    cats = list(categories.load_categories())
-    every = categories.exemplars(cats, categories.load_benign())
-    ex = every[:: max(1, len(every) // SUBSET)]
-    texts = [e.text for e in ex]
-    return cats, ex, rt.static_vectors(texts).astype(np.float64), rt.encode(texts).astype(np.float64)
-
-
-Subset = tuple[list[categories.Category], list[categories.Exemplar], np.ndarray, np.ndarray]
+Subset = tuple[list[categories.Category], semantic.TrainingFeatures]
 
 
 @pytest.fixture(scope="module")
 def subset(rt: Runtime) -> Subset:
-    return _subset(rt)
+    """Every k-th exemplar, encoded as `warden models train` encodes them (long negatives by windows)."""
+    cats = list(categories.load_categories())
+    every = categories.exemplars(cats, categories.load_benign())
+    return cats, semantic.training_features(rt, every[:: max(1, len(every) // SUBSET)])
+
+
+def _train(subset: Subset, *, static_feature: bool = False, early_raw: np.ndarray | None = None) -> train.Heads:
+    cats, f = subset
+    return train.train(cats, f.rows, f.static.copy(), f.encoder.copy(), build_key="k", groups=f.groups,
+                       static_feature=static_feature, early_raw=early_raw)
 
 
 @pytest.fixture(scope="module")
 def heads(subset: Subset) -> train.Heads:
-    cats, ex, s, e = subset
-    return train.train(cats, ex, s, e, build_key="k")
+    return _train(subset)
 
 
 def test_training_is_deterministic(subset: Subset, heads: train.Heads) -> None:
-    cats, ex, s, e = subset
     a = heads
-    b = train.train(cats, ex, s.copy(), e.copy(), build_key="k")
+    b = _train(subset)
     assert a.to_json() == b.to_json()
     assert set(a.thresholds) == {"zh", "en"} and all(0 < t < 1 for t in a.thresholds.values())
     assert 0 < a.clear_below <= 0.5
 
 
 def test_heads_round_trip(tmp_path: Path, subset: Subset, heads: train.Heads) -> None:
-    e = subset[3][:5]
+    e = subset[1].encoder[:5]
     path = tmp_path / "heads.json"
     path.write_text(heads.to_json())
     loaded = train.Heads.load(path)
@@ -53,12 +52,12 @@ def test_heads_round_trip(tmp_path: Path, subset: Subset, heads: train.Heads) ->
     x = loaded.features.apply(e)
     assert np.allclose(loaded.encoder.scores(x), heads.encoder.scores(heads.features.apply(e)), atol=1e-5)
     with pytest.raises(ValueError, match="columns"):
-        loaded.features.apply(np.hstack([e, subset[2][:5]]))
+        loaded.features.apply(np.hstack([e, subset[1].static[:5]]))
 
 
 def test_static_vector_as_a_second_stage_feature(tmp_path: Path, subset: Subset) -> None:
-    cats, ex, s, e = subset
-    heads = train.train(cats, ex, s, e, build_key="k", static_feature=True)
+    s, e = subset[1].static, subset[1].encoder
+    heads = _train(subset, static_feature=True)
     joint = np.hstack([e[:5], s[:5]])  # encoder outputs, then the static vectors
     path = tmp_path / "heads.json"
     path.write_text(heads.to_json())
@@ -111,11 +110,11 @@ def test_early_exit_bound_keeps_every_cross_validated_decision(tmp_path: Path, s
     round-trips through heads.json."""
     from models.runtime import EARLY_COLUMNS
 
-    cats, ex, s, e = subset
-    heads = train.train(cats, ex, s, e, build_key="k", early_raw=e[:, EARLY_COLUMNS])
+    e = subset[1].encoder
+    heads = _train(subset, early_raw=e[:, EARLY_COLUMNS])
     assert heads.early is not None and heads.early_features is not None and heads.early_exit is not None
     assert set(heads.early_exit) == {"zh", "en"} and all(0 < b < 1 for b in heads.early_exit.values())
-    again = train.train(cats, ex, s.copy(), e.copy(), build_key="k", early_raw=e[:, EARLY_COLUMNS].copy())
+    again = _train(subset, early_raw=e[:, EARLY_COLUMNS].copy())
     assert again.to_json() == heads.to_json()
     path = tmp_path / "heads.json"
     path.write_text(heads.to_json())
@@ -168,12 +167,12 @@ def test_windows_of_one_text_share_a_fold_and_the_text_takes_its_highest_row() -
 
 
 def test_only_negatives_may_have_several_rows(subset: Subset) -> None:
-    cats, ex, s, e = subset
-    pos = next(i for i, x in enumerate(ex) if x.label is not None)
-    rows = [*ex[: pos + 1], ex[pos], *ex[pos + 1:]]  # a positive twice
-    groups = [*range(pos + 1), pos, *range(pos + 1, len(ex))]
-    s2, e2 = np.insert(s, pos, s[pos], axis=0), np.insert(e, pos, e[pos], axis=0)
+    cats, f = subset
+    pos = next(i for i, x in enumerate(f.rows) if x.label is not None)
+    rows = [*f.rows[: pos + 1], f.rows[pos], *f.rows[pos + 1:]]  # a positive twice
+    groups = [*f.groups[: pos + 1], f.groups[pos], *f.groups[pos + 1:]]
+    s2, e2 = np.insert(f.static, pos, f.static[pos], axis=0), np.insert(f.encoder, pos, f.encoder[pos], axis=0)
     with pytest.raises(ValueError, match="only negative"):
         train.train(cats, rows, s2, e2, build_key="k", groups=groups)
-    with pytest.raises(ValueError, match="number the exemplars"):
-        train.train(cats, ex, s, e, build_key="k", groups=[0, *range(2, len(ex) + 1)])
+    with pytest.raises(ValueError, match="number the exemplars"):  # exemplar 1 has no row
+        train.train(cats, f.rows, f.static, f.encoder, build_key="k", groups=[g + (g > 0) for g in f.groups])
