@@ -56,7 +56,7 @@ def main() -> None:
     harmful = [it["text"] for it in items if it["label"]]
 
     rows: list[tuple[str, str]] = []
-    # first stage: tokenize + static vector + heads on ~1 KB of text (UTF-8 bytes), per language
+    # first stage: windows (tokenizing) + the gate on ~1 KB of text (UTF-8 bytes), per language
     for lang in ("zh", "en"):
         pool = [t for it in items for t in [it["text"]] if it["lang"] == lang]
         text = ""
@@ -66,7 +66,7 @@ def main() -> None:
             i += 1
 
         def first(text: str = text) -> None:
-            det.first_stage(text)  # what the detector runs on every text: windows, static vectors, heads
+            det.first_stage(text)  # what the detector runs on every text: windows and their gate scores
 
         ms = timed(first, 200)
         rows.append((f"first stage, 1 KB {lang} ({len(text)} chars)", f"p50 {statistics.median(ms):.3f} ms"))

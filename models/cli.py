@@ -12,7 +12,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 64
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="warden models", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="write the ONNX graphs, tokenizer and static table into the cache")
+    b = sub.add_parser("build", help="write the ONNX graphs and tokenizer into the cache")
     b.add_argument("--force", action="store_true", help="rebuild even when a verified build exists")
     b.add_argument("--verify", action="store_true", help="recompute output hashes against the manifest")
     t = sub.add_parser("train", help="train heads and thresholds from models/data/categories/*.yaml")
@@ -68,13 +68,14 @@ def _train(args: argparse.Namespace) -> int:
     examples = categories.exemplars(cats, categories.load_benign())
     print(f"warden models: encoding {len(examples)} exemplars", file=sys.stderr)
     f = semantic.training_features(rt, examples)
-    heads = train.train(cats, f.rows, f.static, f.encoder, early_raw=f.encoder[:, runtime.EARLY_COLUMNS],
-                        build_key=built.directory.name, groups=f.groups,
+    heads = train.train(cats, f.rows, f.ids, f.encoder, vocab_size=rt.tokenizer.vocab_size,
+                        early_raw=f.encoder[:, runtime.EARLY_COLUMNS], build_key=built.directory.name, groups=f.groups,
                         target_fpr=train.TARGET_FPR if args.target_fpr is None else args.target_fpr)
     out: Path = args.out or semantic.heads_path()
     out.write_text(heads.to_json(), "utf-8")
     print(f"categories {', '.join(heads.categories)}; thresholds {heads.thresholds}; "
-          f"first-stage pass {heads.passes}; early exit below {heads.early_exit}", file=sys.stderr)
+          f"gate passes {dict(heads.gate.passes)} ({len(heads.gate.grams)} grams); "
+          f"early exit below {heads.early_exit}", file=sys.stderr)
     print(out)
     return EXIT_OK
 

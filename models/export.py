@@ -91,7 +91,7 @@ def _dense(f: E5File, name: str) -> tuple[npt.NDArray[np.float32], npt.NDArray[n
 
 def encoder_model(f: E5File, *, layers: int = LAYERS,
                   pool_layers: tuple[int, ...] = POOL_LAYERS) -> onnx.ModelProto:
-    """Layers [0, layers) in one graph (the static table's distillation runs all 12): outputs `embedding` and
+    """Layers [0, layers) in one graph (the reference tests run all 12): outputs `embedding` and
     `pool<i>` for i in `pool_layers` (i < layers), the unnormalized masked mean after i layers."""
     if any(i >= layers for i in pool_layers):
         raise ValueError(f"pool_layers {pool_layers} must be < layers {layers}")

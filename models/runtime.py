@@ -1,4 +1,4 @@
-"""The loaded model: tokenizer, static table (first stage) and encoder session (second stage).
+"""The loaded model: the tokenizer and the encoder's two sessions (the second stage).
 
 One `Runtime` per process is enough: the tokenizer and numpy parts are pure, and an onnxruntime
 `InferenceSession.run` is thread-safe, so detectors in several worker threads share it.
@@ -43,7 +43,6 @@ class Early:
     @property
     def exit_features(self) -> F32:
         return self.pools[f"pool{EXIT_LAYER}"]
-SIF_A = 1e-3  # smooth inverse frequency: weight a / (a + p(piece)), p from the unigram log-probability
 
 
 class Runtime:
@@ -54,17 +53,6 @@ class Runtime:
 
         self.built = built
         self.tokenizer = Tokenizer.from_files(built.path(build.TOKENIZER), built.path(build.NORMALIZATION))
-        table = np.load(built.path(build.STATIC_TABLE), allow_pickle=False).astype(np.float32)
-        index = np.load(built.path(build.STATIC_INDEX), allow_pickle=False)
-        scores = np.array([self.tokenizer.score(i) for i in range(len(index))], dtype=np.float64)
-        weights = (SIF_A / (SIF_A + np.exp(scores))).astype(np.float32)
-        # fold the weights into the rows; row 0 is all zeros for pieces outside the table
-        rows = np.zeros((len(table) + 1, table.shape[1]), dtype=np.float32)
-        present = index >= 0
-        rows[index[present] + 1] = table[index[present]] * weights[present, None]
-        self._rows = rows
-        self._row_of = np.where(present, index + 1, 0).astype(np.int32)
-        self.static_dim = int(table.shape[1])
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
@@ -77,21 +65,6 @@ class Runtime:
         self._late = ort.InferenceSession(str(built.path(build.ENCODER_LATE)), opts,
                                           providers=["CPUExecutionProvider"])
         self._prefix = self.tokenizer.encode(QUERY_PREFIX.rstrip())
-
-    # -- first stage --------------------------------------------------------------------------------
-    def static_vector(self, ids: Sequence[int] | npt.NDArray[np.int64]) -> F32:
-        """Weighted mean of the pieces' distilled vectors, L2-normalized; zeros when no piece is known."""
-        rows = self._rows[self._row_of[np.asarray(ids, dtype=np.int64)]]
-        v = rows.sum(axis=0)
-        n = float(np.linalg.norm(v))
-        out: F32 = (v / n if n > 0 else v).astype(np.float32, copy=False)
-        return out
-
-    def coverage(self, ids: Sequence[int]) -> float:
-        """Share of the pieces that have a static vector (low for scripts the table does not cover)."""
-        if not ids:
-            return 1.0
-        return float(np.count_nonzero(self._row_of[np.asarray(ids, dtype=np.int64)])) / len(ids)
 
     # -- second stage -------------------------------------------------------------------------------
     def early(self, ids: Sequence[int]) -> Early:

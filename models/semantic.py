@@ -4,10 +4,10 @@ Windows: the text is cut at sentence ends (。！？!?.; and newlines) and conse
 windows of at most WINDOW_TOKENS pieces; a sentence longer than that is cut by characters. Each window
 carries its raw [start, end) offsets, which become the finding's offsets.
 
-Stage 1 (every window): the distilled static table (mean of weighted piece vectors) and its heads; a window
-whose best category score is below the language's `first_stage_pass` is benign, decided in microseconds.
-Stage 2 (the rest): the encoder (e5-small's export.LAYERS layers) on the window, optionally with the
-window's static vector, and their heads; a category fires when its score reaches the language's threshold.
+Stage 1 (every window): the gate over the window's piece unigrams and bigrams (models/gate.py); a window
+scoring below its language's bound, made mostly of pieces the gate has seen, is benign, decided in 30-50 us.
+Stage 2 (the rest): the encoder (e5-small's export.LAYERS layers) on the window and its heads; a category
+fires when its score reaches the language's threshold.
 Stage 2 exits early when the head on the pooled states after export.EXIT_LAYER layers finds the window
 clearly benign (the bound is chosen on the training exemplars by cross-validation, train.py): the other
 layers then never run. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
@@ -61,7 +61,7 @@ class Window:
 @dataclass(slots=True)
 class _WindowResult:
     window: Window
-    first: float  # stage-1 best raw score
+    first: float  # stage-1 gate score
     second: dict[str, float] | None  # stage-2 scores rescaled (0.5 = threshold), None if not run
     exited: bool = False  # stage 2 stopped after the early-exit graph (clearly benign)
 
@@ -137,14 +137,13 @@ class TrainingFeatures:
 
     rows: list[Exemplar]  # the exemplar of each row
     groups: list[int]  # its index among the exemplars
-    static: npt.NDArray[np.float64]  # [rows, static dim]: first-stage vectors
+    ids: list[list[int]]  # content piece ids of each row: the gate's input
     encoder: npt.NDArray[np.float64]  # [rows, FEATURES]: second-stage features
 
 
 def training_features(rt: Runtime, examples: Sequence[Exemplar]) -> TrainingFeatures:
     rows, groups, ids = training_rows(rt.tokenizer, examples)
-    static = np.stack([rt.static_vector(i) for i in ids]).astype(np.float64)
-    return TrainingFeatures(rows, groups, static, rt.encode_ids(ids).astype(np.float64))
+    return TrainingFeatures(rows, groups, ids, rt.encode_ids(ids).astype(np.float64))
 
 
 def _window(text: str, start: int, end: int, ids: list[int]) -> Window:
@@ -168,6 +167,9 @@ class SemanticDetector:
         if heads.build_key != runtime.built.directory.name:
             raise ModelsError(f"heads were trained for build {heads.build_key}, the model is "
                               f"{runtime.built.directory.name}: run `warden models train`")
+        if heads.gate.vocab_size != runtime.tokenizer.vocab_size:
+            raise ModelsError(f"the gate was trained for {heads.gate.vocab_size} pieces, the tokenizer has "
+                              f"{runtime.tokenizer.vocab_size}: run `warden models train`")
         self._rt = runtime
         self.heads = heads
         self.categories = heads.categories
@@ -200,9 +202,8 @@ class SemanticDetector:
                 self._cache.move_to_end(text)
                 return cached
         results = self.first_stage(text)
-        todo = [r for r in results if r.first >= self.heads.passes[r.window.lang]
-                or self._rt.coverage(r.window.ids) < 0.5]
-        self._second(todo)
+        gate = self.heads.gate
+        self._second([r for r in results if gate.needs_encoder(r.window.ids, r.window.lang, score=r.first)])
         with self._lock:
             self._cache[text] = results
             if len(self._cache) > _CACHE_SIZE:
@@ -210,14 +211,9 @@ class SemanticDetector:
         return results
 
     def first_stage(self, text: str) -> list[_WindowResult]:
-        """Stage 1 on every window of `text`: the windows' static vectors through the static heads in one
-        call. Windows scoring below their language's pass need no second stage."""
-        wins = self.windows(text)
-        if not wins:
-            return []
-        vecs = np.stack([self._rt.static_vector(w.ids) for w in wins])
-        first = self.heads.static.scores(vecs).max(axis=1)
-        return [_WindowResult(w, float(s), None) for w, s in zip(wins, first, strict=True)]
+        """Stage 1 on every window of `text`: its gate score. Windows scoring below their language's bound
+        need no second stage."""
+        return [_WindowResult(w, self.heads.gate.score(w.ids), None) for w in self.windows(text)]
 
     def _second(self, todo: Sequence[_WindowResult]) -> None:
         """Stage 2, window by window: the early-exit graph, then, unless the early head finds the window
@@ -235,10 +231,7 @@ class SemanticDetector:
                     r.second = {c: top * float(v) / bound for c, v in zip(self.categories, raw6, strict=True)}
                     r.exited = True
                     continue
-            emb = self._rt.late(early)[None, :]
-            if h.static_feature:
-                emb = np.hstack([emb, self._rt.static_vector(r.window.ids)[None, :]])
-            row = h.encoder.scores(h.features.apply(emb))[0]
+            row = h.encoder.scores(h.features.apply(self._rt.late(early)[None, :]))[0]
             th = h.thresholds[r.window.lang]
             r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
             r.exited = False

@@ -1,6 +1,7 @@
-"""`warden models train`: heads and thresholds from the category files' example phrases.
+"""`warden models train`: the gate, heads and thresholds from the category files' example phrases.
 
-Each stage (static first stage, encoder second stage) gets factorized heads: one *intent* head (any
+The first stage is a gate over the windows' pieces (models/gate.py). The second stage's encoder features
+(and its early exit's) get factorized heads: one *intent* head (any
 category's positives against every hard negative and benign text) and one *topic* head per category (its
 positives and hard negatives against the rest). A window's score for category c is
 `sigmoid(intent) * sigmoid(topic_c)`. Hard negatives share the topic but not the intent, which is learnt
@@ -18,7 +19,7 @@ cross-validated scores (fixed fold assignment), per language:
 - second stage `threshold[lang]`: the lowest value whose false-positive rate on that language's negatives
   is <= `target_fpr`, hard negatives weighted to HARD_NEGATIVE_SHARE of them (reported scores are rescaled
   so that it reads 0.5, models/semantic.py);
-- first stage `pass[lang]`: windows scoring below it are decided benign without the encoder; it keeps
+- the gate's `passes[lang]`: windows scoring below it are decided benign without the encoder; it keeps
   `first_stage_recall` of that language's positives;
 - fusion `clear_below`: the lowest rescaled context level at which "semantic hit, or keyword hit with
   context >= level" still keeps each language's cross-validated false-positive rate within `target_fpr`.
@@ -35,10 +36,14 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from models import gate
 from models.categories import LANGS, Category, Exemplar
+from models.errors import ModelsError
+from models.gate import Gate
 
 F64 = npt.NDArray[np.float64]
-HEADS_VERSION = 4  # 3: early-exit head on the encoder's EXIT_LAYER pooled states; 4: per-category intents
+HEADS_VERSION = 5  # 3: early-exit head on the encoder's EXIT_LAYER pooled states; 4: per-category intents;
+# 5: the first stage is models.gate (the static table's heads and the static second-stage feature are gone)
 # The early-exit bound is this fraction of the lowest cross-validated early score among the positive
 # exemplars whose cross-validated full-depth score reaches a decision level (a margin: at 1.0 no positive
 # training verdict changes by construction, and the held-out set is never used to choose it)
@@ -67,44 +72,37 @@ TARGET_FPR = 0.04
 
 @dataclass(frozen=True, slots=True)
 class StageHeads:
-    """Weights of one stage: intent [D+1], topics [C, D+1], per-category intents [C, D+1] or None (heads
-    trained before them); last column the bias."""
+    """Weights of one stage: intent [D+1], topics [C, D+1], per-category intents [C, D+1]; last column the
+    bias."""
 
     intent: F64
     topics: F64
-    intents: F64 | None = None
+    intents: F64
 
     def scores(self, x: npt.NDArray[np.floating]) -> F64:
         """[N, D] unit vectors -> [N, C] category scores in [0, 1]."""
         xs = np.hstack([np.asarray(x, np.float64) * SCALE, np.ones((len(x), 1))])
         intent = _sigmoid(xs @ self.intent)
         shared = intent[:, None] * _sigmoid(xs @ self.topics.T)
-        if self.intents is None:
-            return shared
         out: F64 = np.sqrt(shared * _sigmoid(xs @ self.intents.T))
         return out
 
     def to_json(self) -> dict[str, object]:
-        obj: dict[str, object] = {"intent": _round(self.intent), "topics": [_round(t) for t in self.topics]}
-        if self.intents is not None:
-            obj["intents"] = [_round(t) for t in self.intents]
-        return obj
+        return {"intent": _round(self.intent), "topics": [_round(t) for t in self.topics],
+                "intents": [_round(t) for t in self.intents]}
 
     @classmethod
     def from_json(cls, obj: dict[str, object]) -> StageHeads:
         intent = np.array(obj["intent"], dtype=np.float64)
         topics = np.array(obj["topics"], dtype=np.float64)
-        intents = np.array(obj["intents"], dtype=np.float64) if "intents" in obj else None
-        return cls(intent, topics, intents)
+        return cls(intent, topics, np.array(obj["intents"], dtype=np.float64))
 
 
 @dataclass(frozen=True, slots=True)
 class FeatureMap:
-    """Raw second-stage inputs -> head features. The inputs are the encoder's outputs [N, P*384] followed by
-    the window's first-stage static vector [N, S] (the distilled table carries token-level cues the
-    truncated encoder lacks: 5-fold CV recall at 2% FPR on the exemplars, 6 layers, 0.83/0.69 zh/en with
-    the embedding alone, 0.85/0.75 with the static vector added). Each part is centred and L2-normalized,
-    then the concatenation is centred and L2-normalized. The means are the training exemplars' (stored in
+    """Raw second-stage inputs -> head features. The inputs are the encoder's outputs [N, P*384] (the
+    sentence embedding and the intermediate layers' means). Each part is centred and L2-normalized, then
+    the concatenation is centred and L2-normalized. The means are the training exemplars' (stored in
     heads)."""
 
     part_means: tuple[F64, ...]  # one mean per part; the widths follow
@@ -155,14 +153,12 @@ class Heads:
     categories: tuple[str, ...]
     levels: dict[str, int]
     build_key: str
-    static: StageHeads
+    gate: Gate  # the first stage, with its per-language bounds
     encoder: StageHeads
     features: FeatureMap  # encoder outputs -> encoder head inputs
     thresholds: dict[str, float]  # second stage, per language
-    passes: dict[str, float]  # first stage, per language
     target_fpr: float
     clear_below: float  # fusion: rescaled context score under which a keyword hit is cleared
-    static_feature: bool = False  # the second stage's features end with the window's static vector
     early: StageHeads | None = None  # early-exit head on the pooled states after export.EXIT_LAYER layers
     early_features: FeatureMap | None = None
     early_exit: dict[str, float] | None = None  # per language: an early score below it ends the window there
@@ -173,9 +169,8 @@ class Heads:
             "version": HEADS_VERSION, "build_key": self.build_key, "categories": list(self.categories),
             "levels": self.levels, "target_fpr": self.target_fpr,
             "thresholds": {k: round(v, 6) for k, v in self.thresholds.items()},
-            "first_stage_pass": {k: round(v, 6) for k, v in self.passes.items()},
-            "fusion_clear_below": round(self.clear_below, 6), "static_feature": self.static_feature,
-            "static": self.static.to_json(), "encoder": self.encoder.to_json(),
+            "fusion_clear_below": round(self.clear_below, 6), "gate": self.gate.to_json(),
+            "encoder": self.encoder.to_json(),
             "encoder_features": self.features.to_json(),
         }
         if self.hard_negative_share is not None:
@@ -188,13 +183,15 @@ class Heads:
     @classmethod
     def load(cls, path: Path) -> Heads:
         obj = json.loads(path.read_text("utf-8"))
+        if obj.get("version") != HEADS_VERSION:
+            raise ModelsError(f"{path}: heads version {obj.get('version')}, this Warden reads {HEADS_VERSION}: "
+                              "run `warden models train`")
         return cls(
             categories=tuple(obj["categories"]), levels=dict(obj["levels"]), build_key=obj["build_key"],
-            static=StageHeads.from_json(obj["static"]), encoder=StageHeads.from_json(obj["encoder"]),
+            gate=Gate.from_json(obj["gate"]), encoder=StageHeads.from_json(obj["encoder"]),
             features=FeatureMap.from_json(obj["encoder_features"]),
-            thresholds=dict(obj["thresholds"]), passes=dict(obj["first_stage_pass"]),
+            thresholds=dict(obj["thresholds"]),
             target_fpr=float(obj["target_fpr"]), clear_below=float(obj["fusion_clear_below"]),
-            static_feature=bool(obj.get("static_feature", False)),
             early=StageHeads.from_json(obj["early"]) if "early" in obj else None,
             early_features=FeatureMap.from_json(obj["early_features"]) if "early_features" in obj else None,
             early_exit=dict(obj["early_exit"]) if "early_exit" in obj else None,
@@ -240,16 +237,12 @@ def logistic(x: F64, t: F64, l2: float | None = None) -> F64:
     return w
 
 
-def fit_stage(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int, *,
-              own_intents: bool = True) -> StageHeads:
-    """labels/topics: category index + 1, 0 for none. `own_intents=False` for the first stage: it only has to
-    keep `first_stage_recall` of the positives, and one matmul less per window keeps it cheap."""
+def fit_stage(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int) -> StageHeads:
+    """labels/topics: category index + 1, 0 for none."""
     y = np.asarray(labels)
     tp = np.asarray(topics)
     intent = logistic(x, (y > 0).astype(np.float64))
     heads = np.stack([logistic(x, (tp == c + 1).astype(np.float64)) for c in range(n_categories)])
-    if not own_intents:
-        return StageHeads(intent, heads)
     own = []
     for c in range(n_categories):
         m = (tp == c + 1) | (tp == 0)  # the category's positives and hard negatives, and plain benign texts
@@ -258,7 +251,7 @@ def fit_stage(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories
 
 
 def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int, *,
-                     own_intents: bool = True, groups: npt.NDArray[np.int64] | None = None) -> F64:
+                     groups: npt.NDArray[np.int64] | None = None) -> F64:
     """[N] max category score of each row from heads trained without its fold. `groups`: the exemplar
     each row comes from (the windows of one text share a fold), else one row per exemplar."""
     # fixed, interleaved: every fold sees every category and language
@@ -268,7 +261,7 @@ def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_cat
     tp = np.asarray(topics)
     for k in range(FOLDS):
         tr = folds != k
-        heads = fit_stage(x[tr], list(y[tr]), list(tp[tr]), n_categories, own_intents=own_intents)
+        heads = fit_stage(x[tr], list(y[tr]), list(tp[tr]), n_categories)
         out[~tr] = heads.scores(x[~tr]).max(axis=1)
     return out
 
@@ -325,12 +318,13 @@ def per_text(scores: F64, groups: npt.NDArray[np.int64]) -> F64:
     return out
 
 
-def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x: F64, encoder_raw: F64, *,
-          static_feature: bool = False, early_raw: F64 | None = None,
-          build_key: str, target_fpr: float = TARGET_FPR, first_stage_recall: float = 0.98,
+def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Sequence[Sequence[int]],
+          encoder_raw: F64, *, vocab_size: int, early_raw: F64 | None = None, build_key: str,
+          target_fpr: float = TARGET_FPR, first_stage_recall: float = 0.98,
           hard_negative_share: float | None = HARD_NEGATIVE_SHARE,
           groups: Sequence[int] | None = None) -> Heads:
-    """Heads from feature rows. `groups[i]`: the exemplar row i belongs to, ascending from 0 (a negative
+    """The gate and heads from feature rows: `ids[i]` row i's content piece ids (the gate's input),
+    `encoder_raw[i]` its encoder features. `groups[i]`: the exemplar row i belongs to, ascending from 0 (a negative
     exemplar longer than one window gives one row per window, as the detector will judge it; positives one
     row, since which window holds the intent is unknown); `examples[i]` is that exemplar. Thresholds and
     bounds are placed on exemplars, each scored by its highest row."""
@@ -341,10 +335,8 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
     if any(examples[int(i)].label is not None for i in np.flatnonzero(np.bincount(g)[g] > 1)):
         raise ValueError("only negative exemplars may have several rows")
     names = [c.name for c in categories]
-    joint = np.hstack([encoder_raw, static_x]) if static_feature else encoder_raw
-    widths = [384] * (encoder_raw.shape[1] // 384) + ([static_x.shape[1]] if static_feature else [])
-    features = FeatureMap.fit(joint, widths)
-    encoder_x = features.apply(joint)
+    features = FeatureMap.fit(encoder_raw, [384] * (encoder_raw.shape[1] // 384))
+    encoder_x = features.apply(encoder_raw)
     labels = [names.index(e.label) + 1 if e.label else 0 for e in examples]
     topics = [names.index(e.topic) + 1 if e.topic else 0 for e in examples]
     langs = np.array([e.lang for e in examples])
@@ -352,13 +344,13 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
     keywords = [kw.lower() for c in categories for lang in LANGS for kw in c.keywords[lang]]
     has_kw = np.array([any(kw in e.text.lower() for kw in keywords) for e in examples], dtype=bool)
     cv_rows = cross_val_scores(encoder_x, labels, topics, len(names), groups=g)
-    cv_static = cross_val_scores(static_x, labels, topics, len(names), own_intents=False, groups=g)
+    cv_gate = gate.cross_val_scores(ids, list(pos), list(g), vocab_size)
     # per exemplar from here on (t_*): a negative is scored by its highest row; positives have one row
     cv_enc = per_text(cv_rows, g)
     t_langs, t_pos, t_kw = langs[first_rows], pos[first_rows], has_kw[first_rows]
     t_topics = np.asarray(topics)[first_rows]
     thresholds = {}
-    passes = {}
+    passes: dict[str, float] = {}
     rescaled = np.zeros(len(first_rows))
     weights = np.zeros(len(first_rows))
     for lang in LANGS:
@@ -366,7 +358,7 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
         weights[m] = negative_weights(t_topics[m], ~t_pos[m], hard_negative_share) \
             if hard_negative_share is not None else (~t_pos[m]).astype(np.float64)
         thresholds[lang] = threshold_for_fpr(cv_enc[m & ~t_pos], target_fpr, weights[m & ~t_pos])
-        passes[lang] = threshold_for_recall(cv_static[(langs == lang) & pos], first_stage_recall)
+        passes[lang] = threshold_for_recall(cv_gate[(langs == lang) & pos], first_stage_recall)
         th = thresholds[lang]
         rescaled[m] = np.where(cv_enc[m] < th, 0.5 * cv_enc[m] / th, 0.5)
     clear_below = max(_clear_level(rescaled[t_langs == lang], t_kw[t_langs == lang], weights[t_langs == lang],
@@ -389,9 +381,8 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], static_x
             early_exit[lang] = EXIT_MARGIN * float(decided.min()) if len(decided) else 0.0
     return Heads(
         categories=tuple(names), levels={c.name: c.level for c in categories}, build_key=build_key,
-        static=fit_stage(static_x, labels, topics, len(names), own_intents=False),
+        gate=gate.fit(ids, list(pos), passes, vocab_size),
         encoder=fit_stage(encoder_x, labels, topics, len(names)), features=features,
-        thresholds=thresholds, passes=passes, target_fpr=target_fpr,
-        static_feature=static_feature, clear_below=clear_below,
+        thresholds=thresholds, target_fpr=target_fpr, clear_below=clear_below,
         early=early, early_features=early_features, early_exit=early_exit, hard_negative_share=hard_negative_share,
     )

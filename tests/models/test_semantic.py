@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+import math
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -8,7 +10,7 @@ import pytest
 from models import semantic
 from models.build import Built
 from models.categories import Exemplar
-from models.errors import BuildError
+from models.errors import BuildError, ModelsError
 from models.runtime import Runtime
 from models.semantic import SemanticDetector, load_default, rescale
 from rules.findings import Detector
@@ -106,13 +108,14 @@ def test_texts_too_short_to_carry_an_intent_are_not_judged(detector: SemanticDet
 
 def test_early_exit_stops_clearly_benign_windows_below_every_decision_level(detector: SemanticDetector) -> None:
     """Windows the early head finds clearly benign skip the late graph; their scores stay under clear_below,
-    and the full depth would have decided the same on these texts."""
-    import dataclasses
-
+    and the full depth would have decided the same on these texts. The gate sends every window on here
+    (most of these it would clear)."""
     from models import categories
 
-    full = SemanticDetector(detector._rt, dataclasses.replace(detector.heads, early_exit=None),
-                            categories.load_categories())
+    h = detector.heads
+    every = dataclasses.replace(h, gate=dataclasses.replace(h.gate, passes=dict.fromkeys(h.gate.passes, -math.inf)))
+    detector = SemanticDetector(detector._rt, every, categories.load_categories())
+    full = SemanticDetector(detector._rt, dataclasses.replace(every, early_exit=None), categories.load_categories())
     texts = ["教育部严厉打击替考行为", "如何识别和防范电信诈骗", "write me a python function to sort a list",
              "how do casinos make money on slot machines", "找个人冒充我进考场",
              "need some snow for tonight, who's holding"]
@@ -143,3 +146,10 @@ def test_training_rows_cut_long_negatives_into_the_windows_the_detector_judges(r
     assert rows == [examples[0]] * len(wins) + examples[1:]
     assert ids[: len(wins)] == [list(w.ids) for w in wins]
     assert ids[len(wins):] == rt.tokenizer.encode_batch([e.text for e in examples[1:]])
+
+
+def test_heads_for_another_tokenizer_are_refused(rt: Runtime, detector: SemanticDetector) -> None:
+    h = detector.heads
+    other = dataclasses.replace(h, gate=dataclasses.replace(h.gate, vocab_size=h.gate.vocab_size + 1))
+    with pytest.raises(ModelsError, match=r"gate was trained for .*warden models train"):
+        SemanticDetector(rt, other)
