@@ -1,17 +1,16 @@
 """`warden models train`: the gate, heads and thresholds from the category files' example phrases.
 
-The first stage is a gate over the windows' pieces (models/gate.py). The second stage's encoder features
-(and its early exit's) get factorized heads: one *intent* head (any
-category's positives against every hard negative and benign text) and one *topic* head per category (its
-positives and hard negatives against the rest). A window's score for category c is
-`sigmoid(intent) * sigmoid(topic_c)`. Hard negatives share the topic but not the intent, which is learnt
-from all categories at once, so few examples per category suffice (5-fold CV AUC 0.97 against 0.92 for
-one plain head per category on the shipped exemplars). A third head per category, its own intent (its
-positives against its hard negatives and the plain benign texts), sees what the shared intent head cannot
-("transport a firearm legally" asks how to do something, but not a harmful thing): the score is then the
-geometric mean `sqrt(sigmoid(intent) * sigmoid(topic_c) * sigmoid(intent_c))` (5-fold CV on the 1139
-shipped exemplars, second stage, at the 2% false-positive target: accuracy zh 0.927 -> 0.957, en 0.914 ->
-0.936; AUC zh 0.989 -> 0.993, en 0.986 -> 0.992).
+The first stage is a gate over the windows' pieces (models/gate.py). The second stage's encoder features (and
+its early exit's) get factorized heads: one *intent* head (any category's positives against every hard
+negative and benign text) and one *topic* head per category (its positives and hard negatives against the
+rest). A window's score for category c is `sigmoid(intent) * sigmoid(topic_c)`. Hard negatives share the topic
+but not the intent, which is learnt from all categories at once, so few examples per category suffice (5-fold
+CV AUC 0.97 against 0.92 for one plain head per category on the shipped exemplars). A third head per category,
+its own intent (its positives against its hard negatives and the plain benign texts), sees what the shared
+intent head cannot ("transport a firearm legally" asks how to do something, but not a harmful thing): the
+score is then the geometric mean `sqrt(sigmoid(intent) * sigmoid(topic_c) * sigmoid(intent_c))` (5-fold CV on
+the 1139 shipped exemplars, second stage, at the 2% false-positive target: accuracy zh 0.927 -> 0.957, en
+0.914 -> 0.936; AUC zh 0.989 -> 0.993, en 0.986 -> 0.992).
 
 Heads are L2-regularized logistic regressions fitted by Newton's method in float64: no randomness, so the
 same exemplars and the same build give the same heads (tested). Thresholds come from 5-fold
