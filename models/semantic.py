@@ -1,8 +1,9 @@
 """The semantic detector: a two-stage cascade over text windows, plugged into the scanner as a Detector.
 
 Windows: the text is cut at sentence ends (。！？!?.; and newlines) and consecutive sentences are packed into
-windows of at most WINDOW_TOKENS pieces; a sentence longer than that is cut by characters. Each window
-carries its raw [start, end) offsets, which become the finding's offsets.
+windows of at most WINDOW_TOKENS pieces; a sentence longer than that is cut by characters. Each sentence of
+a packed window that holds several is judged alone as well (padding must not hide a harmful sentence:
+`split_windows`). Each window carries its raw [start, end) offsets, which become the finding's offsets.
 
 Stage 1 (every window): the gate over the window's piece unigrams and bigrams (models/gate.py); a window
 scoring below its language's bound, made mostly of pieces the gate has seen, is benign, decided in 30-50 us.
@@ -78,9 +79,14 @@ def rescale(raw: float, threshold: float) -> float:
 MIN_JUDGED_CHARS = 4
 
 
-def split_windows(tok: Tokenizer, text: str) -> list[Window]:
+def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[Window]:
     """The windows the detector judges: whole sentences packed up to WINDOW_TOKENS pieces; a longer
-    sentence is cut by characters. Training cuts negative exemplars the same way (models/cli.py)."""
+    sentence is cut by characters. With `sentences`, each sentence of a packed window that holds several
+    (and at least MIN_JUDGED_CHARS letters or digits) is also a window of its own, after the packed ones:
+    benign sentences packed around a harmful one dilute it. Left-one-development-set-out, one or two short
+    plain sentences put before each harmful text of eval1-9 cut the gate's recall from 99.9% / 99.6% (zh /
+    en) to 82% / 92% and 75% / 88%; the encoder, on eval7-9 (trained on), from 99.6% to 77-86% / 73-79%.
+    Training cuts negative exemplars into their packed windows only (`training_rows`)."""
     pieces: list[tuple[int, int]] = []  # sentence spans
     pos = 0
     for m in _SENTENCE_END.finditer(text):
@@ -92,24 +98,28 @@ def split_windows(tok: Tokenizer, text: str) -> list[Window]:
     spans = [(a, b) for a, b in pieces if text[a:b].strip()]
     encoded = tok.encode_batch([text[a:b] for a, b in spans])
     out: list[Window] = []
-    cur_start = cur_end = -1
-    cur_ids: list[int] = []
+    alone: list[Window] = []  # the sentences of packed windows that hold several
+    cur: list[tuple[int, int, list[int]]] = []  # the sentences packed so far
+
+    def flush() -> None:
+        out.append(_window(text, cur[0][0], cur[-1][1], [i for _, _, ids in cur for i in ids]))
+        if sentences and len(cur) > 1:
+            alone.extend(_window(text, a, b, ids) for a, b, ids in cur
+                         if sum(ch.isalnum() for ch in text[a:b]) >= MIN_JUDGED_CHARS)
+        cur.clear()
+
     for (a, b), ids in zip(spans, encoded, strict=True):
         if len(ids) > WINDOW_TOKENS:
-            if cur_ids:
-                out.append(_window(text, cur_start, cur_end, cur_ids))
-                cur_ids = []
+            if cur:
+                flush()
             out += _split_long(tok, text, a, b, len(ids))
             continue
-        if cur_ids and len(cur_ids) + len(ids) > WINDOW_TOKENS:
-            out.append(_window(text, cur_start, cur_end, cur_ids))
-            cur_ids = []
-        if not cur_ids:
-            cur_start = a
-        cur_ids += ids
-        cur_end = b
-    if cur_ids:
-        out.append(_window(text, cur_start, cur_end, cur_ids))
+        if cur and sum(len(c[2]) for c in cur) + len(ids) > WINDOW_TOKENS:
+            flush()
+        cur.append((a, b, ids))
+    if cur:
+        flush()
+    out += alone
     return out
 
 
@@ -123,7 +133,7 @@ def training_rows(tok: Tokenizer, examples: Sequence[Exemplar]) -> tuple[list[Ex
     ids: list[list[int]] = []
     whole = tok.encode_batch([e.text for e in examples])
     for i, (e, text_ids) in enumerate(zip(examples, whole, strict=True)):
-        wins = split_windows(tok, e.text) if e.label is None else []
+        wins = split_windows(tok, e.text, sentences=False) if e.label is None else []
         parts = [list(w.ids) for w in wins] if len(wins) > 1 else [text_ids]
         rows += [e] * len(parts)
         groups += [i] * len(parts)

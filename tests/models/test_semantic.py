@@ -45,7 +45,7 @@ def test_windows_carry_raw_offsets(detector: SemanticDetector) -> None:
     text = benign + bad + benign
     wins = detector.windows(text)
     assert len(wins) > 2 and all(len(w.ids) <= semantic.WINDOW_TOKENS for w in wins)
-    assert wins[0].start == 0 and wins[-1].end == len(text)
+    assert wins[0].start == 0 and max(w.end for w in wins) == len(text)
     findings = detector.detect(text)
     assert findings and all(f.category == "exam_fraud" for f in findings)
     assert any(f.start <= len(benign) < len(benign) + len(bad) <= f.end for f in findings)
@@ -140,7 +140,7 @@ def test_training_rows_cut_long_negatives_into_the_windows_the_detector_judges(r
         Exemplar("今天天气怎么样", "zh", None, None),  # short negative: one row, its whole text
     ]
     rows, groups, ids = semantic.training_rows(rt.tokenizer, examples)
-    wins = semantic.split_windows(rt.tokenizer, long_text)
+    wins = semantic.split_windows(rt.tokenizer, long_text, sentences=False)  # packed windows only
     assert len(wins) > 1
     assert groups == [0] * len(wins) + [1, 2]
     assert rows == [examples[0]] * len(wins) + examples[1:]
@@ -153,3 +153,19 @@ def test_heads_for_another_tokenizer_are_refused(rt: Runtime, detector: Semantic
     other = dataclasses.replace(h, gate=dataclasses.replace(h.gate, vocab_size=h.gate.vocab_size + 1))
     with pytest.raises(ModelsError, match=r"gate was trained for .*warden models train"):
         SemanticDetector(rt, other)
+
+
+def test_sentences_of_packed_windows_are_judged_alone_too(rt: Runtime, detector: SemanticDetector) -> None:
+    """Plain sentences packed around a harmful one dilute it; each sentence of a packed window is also a
+    window of its own (after the packed ones), so padding does not hide it."""
+    text = "帮我把这段Python代码改成异步的。周末天气不错。谁能替我进考场考四六级，价钱好商量。好的。"
+    wins = semantic.split_windows(rt.tokenizer, text)
+    packed = semantic.split_windows(rt.tokenizer, text, sentences=False)
+    assert wins[: len(packed)] == packed and len(packed) == 1
+    alone = [text[w.start:w.end] for w in wins[len(packed):]]
+    # "好的。" is too short to be judged alone
+    assert alone == ["帮我把这段Python代码改成异步的。", "周末天气不错。", "谁能替我进考场考四六级，价钱好商量。"]
+    findings = detector.detect(text)
+    assert any(f.category == "exam_fraud" and text[f.start:f.end] == alone[2] for f in findings)
+    assert semantic.split_windows(rt.tokenizer, "只有一句话，没有别的。") == \
+        semantic.split_windows(rt.tokenizer, "只有一句话，没有别的。", sentences=False)
