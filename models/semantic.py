@@ -292,7 +292,7 @@ def load_default(*, build_if_missing: bool = True, threads: int = 1) -> Semantic
     if built is None:
         if not build_if_missing:
             raise BuildError(f"semantic model not built in {build.cache_root()}: run `warden models build`")
-        print("warden: building the semantic model on first use (about a minute, cached in "
+        print("warden: building the semantic model on first use (a few seconds, cached in "
               f"{build.cache_root()})", file=sys.stderr, flush=True)
         built = build.ensure(progress=build.stderr_progress)
     path = heads_path()

@@ -268,7 +268,7 @@ def main(argv: list[str]) -> int:
     audit_dir = workdir / "audit"
     print(f"stand-in model server: {upstream}")
     print(f"warden serve:          http://127.0.0.1:{port}  (admin http://127.0.0.1:{admin}, log {log_path})")
-    print("(the first run builds the semantic model from a pinned PyPI package: about a minute, cached)\n")
+    print("(the first run builds the semantic model from a pinned PyPI package: a few seconds, cached)\n")
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "proxy.cli", "serve", "--upstream", upstream,
