@@ -13,15 +13,16 @@ Why not the distilled static table's mean vector with linear heads (the first st
 cross-validated recall), the linear heads sent 45% / 41% (en / zh) of the plain benign texts on to the
 encoder and kept 98.5% / 99.1% of the harmful ones; this gate sends 8.5% / 4.6% and keeps 99.6% / 99.9%.
 At alpha 1.0 it sent 9.8% / 4.6% at 99.4% / 99.7%; there, unigrams alone sent 16% / 13% and dropping the
-grams seen once 13% / 6%. A window's grams are looked up in one sorted array: 30-50 us a window (score and
-known; the tenth evaluation set's windows, 27 pieces on average).
+grams seen once 13% / 6%. A window's grams are looked up in a dict: 5-23 us a window of 8-56 pieces (score
+and known).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -50,31 +51,34 @@ class Gate:
     grams: I64  # sorted keys of every gram seen in training
     ratios: F64  # the log-count ratio of each
     passes: Mapping[str, float]  # per language: a window scoring below it needs no encoder
+    # the same as a dict, for scoring: a window's few dozen lookups cost 5-23 us in Python against 20-31 us
+    # through numpy (8-56 pieces), whose per-call overhead dominates arrays this small
+    _ratio_of: dict[int, float] = field(init=False, repr=False, compare=False)
 
-    def score(self, ids: Sequence[int] | I64) -> float:
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_ratio_of", dict(zip(self.grams.tolist(), self.ratios.tolist(), strict=True)))
+
+    def score(self, ids: Sequence[int]) -> float:
         """Sum of the window's gram ratios over sqrt(number of grams); -inf for an empty window."""
-        keys = gram_keys(ids, self.vocab_size)
-        if not len(keys):
+        v = self.vocab_size
+        keys = set(ids)
+        keys.update(v * (a + 1) + b for a, b in itertools.pairwise(ids))
+        if not keys:
             return -math.inf
-        return float(self.ratios[self._found(keys)].sum()) / math.sqrt(len(keys))
+        get = self._ratio_of.get
+        return sum(get(k, 0.0) for k in keys) / math.sqrt(len(keys))
 
-    def known(self, ids: Sequence[int] | I64) -> float:
+    def known(self, ids: Sequence[int]) -> float:
         """Share of the window's pieces seen in training: the gate cannot judge a text in a script that
         training never showed it (a window mostly of unseen pieces scores ~0 whatever it says)."""
-        a = np.asarray(ids, dtype=np.int64)
-        if not len(a):
+        if not ids:
             return 1.0
-        return len(self._found(a)) / len(a)
+        table = self._ratio_of
+        return sum(1 for i in ids if i in table) / len(ids)
 
-    def needs_encoder(self, ids: Sequence[int] | I64, lang: str, score: float | None = None) -> bool:
+    def needs_encoder(self, ids: Sequence[int], lang: str, score: float | None = None) -> bool:
         """Whether the window goes on to the encoder (`score`: its score, when already computed)."""
         return (self.score(ids) if score is None else score) >= self.passes[lang] or self.known(ids) < 0.5
-
-    def _found(self, keys: I64) -> I64:
-        """Indices into `grams` of the keys present there."""
-        at = np.minimum(np.searchsorted(self.grams, keys), len(self.grams) - 1)
-        found: I64 = at[self.grams[at] == keys]
-        return found
 
     def to_json(self) -> dict[str, object]:
         return {"vocab_size": self.vocab_size, "grams": [int(k) for k in self.grams],

@@ -6,7 +6,7 @@ a packed window that holds several is judged alone as well (padding must not hid
 `split_windows`). Each window carries its raw [start, end) offsets, which become the finding's offsets.
 
 Stage 1 (every window): the gate over the window's piece unigrams and bigrams (models/gate.py); a window
-scoring below its language's bound, made mostly of pieces the gate has seen, is benign, decided in 30-50 us.
+scoring below its language's bound, made mostly of pieces the gate has seen, is benign, decided in 5-25 us.
 Stage 2 (the rest): the encoder (e5-small's export.LAYERS layers) on the window and its heads; a category
 fires when its score reaches the language's threshold.
 Stage 2 exits early when the head on the pooled states after export.EXIT_LAYER layers finds the window
