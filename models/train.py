@@ -250,12 +250,18 @@ def fit_stage(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories
     return StageHeads(intent, heads, np.stack(own))
 
 
+def folds_of(n_rows: int, groups: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.int64]:
+    """Each row's cross-validation fold: fixed and interleaved (every fold sees every category and
+    language); the rows of one exemplar (`groups`) share a fold."""
+    out: npt.NDArray[np.int64] = (np.arange(n_rows) if groups is None else groups) % FOLDS
+    return out
+
+
 def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int, *,
                      groups: npt.NDArray[np.int64] | None = None) -> F64:
     """[N] max category score of each row from heads trained without its fold. `groups`: the exemplar
     each row comes from (the windows of one text share a fold), else one row per exemplar."""
-    # fixed, interleaved: every fold sees every category and language
-    folds = (np.arange(len(x)) if groups is None else groups) % FOLDS
+    folds = folds_of(len(x), groups)
     out = np.zeros(len(x))
     y = np.asarray(labels)
     tp = np.asarray(topics)
@@ -344,7 +350,7 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
     keywords = [kw.lower() for c in categories for lang in LANGS for kw in c.keywords[lang]]
     has_kw = np.array([any(kw in e.text.lower() for kw in keywords) for e in examples], dtype=bool)
     cv_rows = cross_val_scores(encoder_x, labels, topics, len(names), groups=g)
-    cv_gate = gate.cross_val_scores(ids, list(pos), list(g), vocab_size)
+    cv_gate = gate.cross_val_scores(ids, list(pos), list(folds_of(len(g), g)), vocab_size)
     # per exemplar from here on (t_*): a negative is scored by its highest row; positives have one row
     cv_enc = per_text(cv_rows, g)
     t_langs, t_pos, t_kw = langs[first_rows], pos[first_rows], has_kw[first_rows]

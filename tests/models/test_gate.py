@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from models import gate
+from models import gate, train
 
 V = 100  # a toy vocabulary
 
@@ -63,9 +63,9 @@ def test_cross_validation_holds_out_the_windows_of_one_text_together() -> None:
     gram in training (negative ratio); grouped, the gram is unseen when they are scored."""
     rows = [[1]] * 10 + [[2]] * 10 + [[7], [7]]
     positive = [True] * 10 + [False] * 12
-    apart = gate.cross_val_scores(rows, positive, list(range(22)), V)
-    # folds are group % 5: rows 20 and 21 are groups 20 and 21 apart, both 20 together
-    grouped = gate.cross_val_scores(rows, positive, [*range(21), 20], V)
+    apart = gate.cross_val_scores(rows, positive, train.folds_of(22), V)
+    grouped_folds = train.folds_of(22, np.array([*range(21), 20]))  # the last two rows are one text
+    grouped = gate.cross_val_scores(rows, positive, grouped_folds, V)
     assert (apart[-2:] < 0).all() and (grouped[-2:] == 0).all()
-    again = gate.cross_val_scores(rows, positive, [*range(21), 20], V)
+    again = gate.cross_val_scores(rows, positive, grouped_folds, V)
     assert grouped.tolist() == again.tolist()
