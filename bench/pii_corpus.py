@@ -396,6 +396,12 @@ class Values:
         return Value(str(self.en.ipv4_private()), "private")
 
     def ipv6(self) -> Value:
+        value = self._ipv6()
+        if self.rng.random() < 0.1:  # full-width digits, letters and colons (normalization keeps "：")
+            return Value(value.text.translate(FULLWIDTH).replace(":", "\uff1a"), "fullwidth")
+        return value
+
+    def _ipv6(self) -> Value:
         r = self.rng.random()
         if r < 0.4:
             return Value(str(self.en.ipv6()), "full")
@@ -575,6 +581,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     ),
     "ipv6": (
         "IPv6地址{v}无法访问", "源地址：{v}，协议TCP", "listen on [{v}]:443", "客户端{v}请求过多",
+        "src_ip:{v} dropped", "对端地址是{v}：请核查",
     ),
     "us_ssn": (
         "SSN: {v}", "my social security number is {v}.", "社保号{v}（美国）", "Employee SSN {v} on file",

@@ -23,6 +23,7 @@ from operator import itemgetter
 import re2
 
 from rules import checksums
+from rules.checksums import FULLWIDTH_COLON
 from rules.findings import Finding, new_finding
 from rules.normalize import _UNANCHORED, SET_SENTINEL, View, Views, set_hits, utf8_chars
 from rules.prefix import prefix_closure
@@ -64,6 +65,7 @@ class PiiSpec:
     negative: tuple[str, ...] = ()
     prefix: str = ""  # RE2 that must precede the value but is not part of it ("Bearer ")
     trim_groups: bool = False  # on a failed check, retry without the last separated group
+    trim_tail: bytes = b""  # on a failed check, retry without this suffix (punctuation it swallowed)
     no_dot_digit: bool = False  # "1.2.3.4.5" is no IPv4 address, but "at 10.0.0.1." is
     not_in_token: bool = False  # reject a value glued to ASCII letters/digits on both sides (X1380..D5U)
     score_fn: Callable[[str], float] | None = field(default=None)
@@ -92,6 +94,7 @@ _DATE6 = "[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
 _USCC = "[0-9A-HJ-NPQRTUWXY]"
 _OCTET = "[0-9]{1,3}"
 _HEX = "[0-9A-Fa-f]"
+_COLON = f"[:{FULLWIDTH_COLON}]"
 
 
 def _ssn_score(digits: str) -> float:
@@ -167,8 +170,16 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         context=("ip", "地址", "服务器", "server", "host"), negative=("version", "版本", "v.", "ver"),
     ),
     PiiSpec(
-        "ipv6", "ipv6", f"(?:{_HEX}{{0,4}}:){{2,7}}(?:{_HEX}{{1,4}}|{_OCTET}(?:\\.{_OCTET}){{3}})?",
-        max_len=45, validator=checksums.ipv6, left=_ALNUM + b":", right=_ALNUM + b":", strip="", score=0.85,
+        # An address starts with a group or with "::", never with a lone colon, so a label glued to it by a
+        # colon ("ip:fe80::1") is its left boundary, not part of it. The base view keeps the full-width colon
+        # (Chinese punctuation, rules.normalize.KEEP), so it separates groups too: "２００１：ｄｂ８：：１".
+        "ipv6", "ipv6",
+        # It ends in a group, a dotted quad (tried first: "::ffff:1.2.3.4" is not "::ffff:1") or "::", never
+        # in a lone colon, so "fe80::1：" (punctuation after it) is found too.
+        f"(?:{_HEX}{{1,4}}{_COLON}|{_COLON}{_COLON})(?:{_HEX}{{0,4}}{_COLON}){{0,6}}"
+        f"(?:{_OCTET}(?:\\.{_OCTET}){{3}}|{_HEX}{{1,4}}|{_COLON})",
+        max_len=45, validator=checksums.ipv6, left=_ALNUM, right=_ALNUM + b":", strip="", score=0.85,
+        trim_tail=FULLWIDTH_COLON.encode(),  # "...3300::：请核查": the sentence's colon ends it
     ),
     PiiSpec(
         "us_ssn", "us_ssn", "[0-9]{3}-[0-9]{2}-[0-9]{4}|[0-9]{3} [0-9]{2} [0-9]{4}|[0-9]{9}",
@@ -324,9 +335,12 @@ class PiiDetector:
                     if verdict is not False:
                         found.append((i, start, end, verdict))
                         break
-                if not spec.trim_groups:
+                if spec.trim_groups:
+                    cut = max(data.rfind(b" ", start, end), data.rfind(b"-", start, end))
+                elif spec.trim_tail and data.endswith(spec.trim_tail, start, end):
+                    cut = end - len(spec.trim_tail)
+                else:
                     break
-                cut = max(data.rfind(b" ", start, end), data.rfind(b"-", start, end))
                 if cut <= start:
                     break
                 end = cut

@@ -107,7 +107,7 @@ CHECKS: dict[str, Callable[[str], bool]] = {
         r"[\u4e00-\u9fff][A-HJ-NP-Z]·?[A-HJ-NP-Z0-9]{5,6}", s) is not None,
     "email": lambda s: re.fullmatch(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+", s) is not None,
     "ipv4": lambda s: isinstance(ipaddress.ip_address(s), ipaddress.IPv4Address),
-    "ipv6": lambda s: isinstance(ipaddress.ip_address(s), ipaddress.IPv6Address),
+    "ipv6": lambda s: isinstance(ipaddress.ip_address(_ascii(s)), ipaddress.IPv6Address),  # "：" is NFKC ":"
     "us_ssn": lambda s: re.fullmatch(r"(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}", s) is not None,
     "iban": _iban,
     "secret": lambda s: re.fullmatch(

@@ -45,6 +45,16 @@ def test_default_masks_in_a_sentence() -> None:
     assert out == "身份证110105********002X，手机138****5678，邮箱z***@example.com"
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # The embedded IPv4 address is part of the IPv6 one: masked whole, not as "::****:*.0.2.33".
+    ("src ::ffff:192.0.2.33 dropped", "src ::****:***.*.*.** dropped"),
+    ("地址是２００１：ｄｂ８：：１谢谢", "地址是****：***：：*谢谢"),
+    ("ip:fe80::1", "ip:****::*"),
+])
+def test_ipv6_is_masked_whole(text: str, expected: str) -> None:
+    assert masking.apply(text, SCANNER.scan(text), None) == expected
+
+
 def test_block_and_annotate_leave_text_alone() -> None:
     text = "找人代考"
     result = SCANNER.scan(text)

@@ -45,6 +45,7 @@ TABLE: list[tuple[str, str, str | None, str | None]] = [
     ("ipv4", "192.168.1.20", None, "192.168.1.256"),
     ("ipv6", "2001:db8::8a2e:370:7334", None, None),
     ("ipv6", "fe80::1", None, None),
+    ("ipv6", "1:2:3:4:5:6:7::", None, "1:2:3:4:5:6:7:8:9"),
     ("us_ssn", "078-05-1120", "078 05 1120", "666-05-1120"),
     ("iban", v.IBAN_DE, v.spaced(v.IBAN_DE, (4, 4, 4, 4, 4)), v.bad_check(v.IBAN_DE)),
     ("iban", v.IBAN_GB, v.spaced(v.IBAN_GB, (4, 4, 4, 4, 4)), v.bad_check(v.IBAN_GB)),
@@ -85,8 +86,6 @@ def test_embedded_in_chinese_without_spaces(kind: str, value: str, sep: str | No
 
 @pytest.mark.parametrize(("kind", "value", "sep", "bad"), TABLE, ids=IDS)
 def test_fullwidth_characters(kind: str, value: str, sep: str | None, bad: str | None) -> None:
-    if kind == "ipv6":
-        pytest.skip("full-width colons stay as they are (rules.normalize.KEEP): Chinese punctuation")
     wide = v.fullwidth(value)
     text = f"号码：{wide}。"
     assert (kind, wide) in found(text), "offsets must point at the raw full-width text"
@@ -106,6 +105,26 @@ def test_two_values_separated_by_one_character_are_both_found() -> None:
 def test_mobile_glued_inside_a_latin_token_is_not_a_mobile() -> None:
     assert found("USCC Y13201009903D5U74R rejected") == []
     assert found("tel13812345678") == [("cn_mobile", "13812345678")]
+
+
+@pytest.mark.parametrize(("text", "address"), [
+    ("ip:fe80::1", "fe80::1"),  # a label glued on by a colon is no part of the address
+    ("号码:2001:db8::8a2e:370:7334", "2001:db8::8a2e:370:7334"),
+    ("地址fe80::1：请查收", "fe80::1"),  # full-width punctuation after it
+    ("对端地址是9197:636c:f963:96a9:3300::：请核查", "9197:636c:f963:96a9:3300::"),  # ... after a trailing "::"
+    ("地址是２００１：ｄｂ８：：１谢谢", "２００１：ｄｂ８：：１"),  # full-width digits, letters and colons
+    ("mixed 2001：db8::1 here", "2001：db8::1"),
+])
+def test_ipv6_in_context(text: str, address: str) -> None:
+    assert found(text) == [("ipv6", address)]
+
+
+@pytest.mark.parametrize("text", [
+    "at 10:30:00 sharp", "时间10：30：00", "mac 00:1a:2b:3c:4d:5e", "zz::1", "a:b:c:d:e:f:1:2:3", "fe80:",
+    "1:2:3:4:5:6:7:8:9",
+])
+def test_colon_runs_that_are_no_ipv6_address(text: str) -> None:
+    assert [k for k, _ in found(text) if k == "ipv6"] == []
 
 
 def test_ipv4_needs_four_octets_exactly() -> None:
