@@ -22,6 +22,7 @@ runs the encoder once. Thread-safe: the runtime is shared, the cache is behind a
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import threading
@@ -105,7 +106,7 @@ def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[
         out.append(_window(text, cur[0][0], cur[-1][1], [i for _, _, ids in cur for i in ids]))
         if sentences and len(cur) > 1:
             alone.extend(_window(text, a, b, ids) for a, b, ids in cur
-                         if sum(ch.isalnum() for ch in text[a:b]) >= MIN_JUDGED_CHARS)
+                         if sum(map(str.isalnum, text[a:b])) >= MIN_JUDGED_CHARS)
         cur.clear()
 
     for (a, b), ids in zip(spans, encoded, strict=True):
@@ -247,7 +248,7 @@ class SemanticDetector:
             r.exited = False
 
     def detect(self, text: str) -> Sequence[Finding]:
-        if sum(1 for ch in text if ch.isalnum()) < MIN_JUDGED_CHARS:
+        if len(list(itertools.islice(filter(str.isalnum, text), MIN_JUDGED_CHARS))) < MIN_JUDGED_CHARS:
             return []  # "ok", "好的": too little text to carry an intent; the model's score there is noise
         findings = []
         for r in self._analyse(text):

