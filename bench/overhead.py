@@ -8,6 +8,7 @@ Ratios: against the bare minimal mitmproxy (same addons as Warden, none of our s
 row also against Warden's own pass-through. Nothing is asserted: it is a report.
 Run: .venv/bin/python bench/overhead.py [--quick]
      .venv/bin/python bench/overhead.py --in-process   # seconds: the stream relay alone, no sockets
+     .venv/bin/python bench/overhead.py --semantic     # the default configuration: the semantic stage on
 """
 
 from __future__ import annotations
@@ -116,9 +117,9 @@ class Target:
 
 
 def run_requests(port: int, body: bytes | list[bytes], total: int, concurrency: int,
-                 stream: bool) -> tuple[list[float], list[float]]:
+                 stream: bool, refused: list[int] | None = None) -> tuple[list[float], list[float]]:
     """Send `total` requests over `concurrency` keep-alive connections; returns latencies and first-event times.
-    A list of bodies is sent in turn."""
+    A list of bodies is sent in turn. A status other than 200 raises, unless `refused` collects them."""
     bodies = body if isinstance(body, list) else [body]
     latencies: list[float] = []
     firsts: list[float] = []
@@ -142,7 +143,10 @@ def run_requests(port: int, body: bytes | list[bytes], total: int, concurrency: 
             else:
                 response.read()
             if response.status != 200:
-                raise RuntimeError(f"status {response.status}")
+                if refused is None:
+                    raise RuntimeError(f"status {response.status}")
+                with lock:
+                    refused.append(response.status)
             mine.append(time.perf_counter() - started)
         conn.close()
         with lock:
@@ -271,6 +275,97 @@ def in_process(rounds: int = 5, streams: int = 100) -> None:
     ])
 
 
+SEMANTIC_ON, SEMANTIC_OFF = "warden defaults (semantic on)", "warden + builtin packs (--no-semantic)"
+
+
+def benign_prompts(n: int, seed: int = 20261202) -> list[bytes]:
+    """`n` distinct ~1 KB chat bodies of plain benign prompts, each made of one language's benign texts of the
+    held-out evaluation sets (never trained on) in a seeded random order: the semantic stage judges unseen
+    text, and a repeated prompt would be answered from its cache."""
+    import random
+
+    from models import evaluate
+
+    items = [json.loads(line) for path in evaluate.default_eval_paths()
+             for line in path.read_text("utf-8").splitlines() if line.strip()]
+    rng = random.Random(seed)
+    bodies = []
+    for k in range(n):
+        lang = "zh" if k % 2 else "en"
+        pool = [it["text"] for it in items if it["type"] == "benign" and it["lang"] == lang]
+        parts: list[str] = []
+        while len(" ".join(parts).encode()) < 1000:
+            parts.append(rng.choice(pool))
+        prompt = (" " if lang == "en" else "").join(parts)
+        bodies.append(json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": prompt}],
+                                  "standin": {"reply": "ok", "prefix_cache": False}}).encode())
+    return bodies
+
+
+def semantic_cost(rounds: int, per_round: int) -> None:
+    """The default configuration against the same without the semantic stage, side by side in alternating
+    rounds: p50/p99 latency and proxy CPU for distinct benign ~1 KB prompts at c=1 (every prompt waits for
+    its verdict before it is forwarded), and CPU per chunk of streams with a distinct reply each (the
+    answer's windows are judged off the event loop while the stream flows)."""
+    up_port = free_port()
+    standin = subprocess.Popen([PY, "-m", "proxy.cli", "standin", "--port", str(up_port)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs: dict[str, Target] = {}
+    try:
+        wait_port(up_port)
+        upstream = f"http://127.0.0.1:{up_port}"
+        for name, extra in ((SEMANTIC_ON, []), (SEMANTIC_OFF, ["--no-semantic"])):
+            port = free_port()
+            command = [PY, "-m", "proxy.cli", "serve", "--upstream", upstream, "--listen", f"127.0.0.1:{port}",
+                       "--admin", f"127.0.0.1:{free_port()}", "--log-level", "warning", *extra]
+            procs[name] = Target(name, port, subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL,
+                                                              stderr=subprocess.DEVNULL))
+        for target in procs.values():
+            wait_port(target.port, timeout=120)  # the model loads (and builds, the first time) at start
+            run_requests(target.port, benign_prompts(20, seed=1), 20, 1, stream=False, refused=[])  # warm-up
+        prompts = benign_prompts(rounds * per_round)
+        replies = varied_bodies(rounds * 10)
+        lat: dict[str, list[float]] = {name: [] for name in procs}
+        cpu: dict[str, list[float]] = {name: [] for name in procs}
+        refused: dict[str, list[int]] = {name: [] for name in procs}
+        chunk: dict[str, list[float]] = {name: [] for name in procs}
+        for r in range(rounds):
+            names = list(procs) if r % 2 == 0 else list(procs)[::-1]
+            for name in names:
+                target = procs[name]
+                before = target.cpu()
+                got, _ = run_requests(target.port, prompts[r * per_round:(r + 1) * per_round], per_round, 1,
+                                      stream=False, refused=refused[name])
+                cpu[name].append((target.cpu() - before) / per_round)
+                lat[name] += got
+                before = target.cpu()
+                run_requests(target.port, SHORT_SSE_BODY, 10, 1, stream=True)
+                middle = target.cpu()
+                run_requests(target.port, replies[r * 10:(r + 1) * 10], 10, 1, stream=True, refused=[])
+                chunk[name].append(((target.cpu() - middle) - (middle - before)) / 10 / CHUNKS_APART)
+    finally:
+        for target in procs.values():
+            assert target.proc is not None
+            target.proc.send_signal(signal.SIGTERM)
+            try:
+                target.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                target.proc.kill()
+        standin.terminate()
+    ms, us = 1000.0, 1_000_000.0
+    print(f"\n{rounds} alternating rounds of {per_round} distinct benign ~1 KB prompts (c=1) and 10 streams with a "
+          f"distinct reply each\n")
+    rows: list[tuple[str, ...]] = [("config", "p50", "p90", "p99", "CPU/req", "refused",
+                                    "CPU/chunk (distinct replies)")]
+    for name in (SEMANTIC_OFF, SEMANTIC_ON):
+        rows.append((name, f"{statistics.median(lat[name]) * ms:.2f} ms", f"{pct(lat[name], 0.9) * ms:.2f} ms",
+                     f"{pct(lat[name], 0.99) * ms:.2f} ms", f"{statistics.median(cpu[name]) * ms:.2f} ms",
+                     f"{len(refused[name])} of {len(lat[name])}", f"{statistics.median(chunk[name]) * us:.0f} us"))
+    print_table(rows)
+    added = (statistics.median(lat[SEMANTIC_ON]) - statistics.median(lat[SEMANTIC_OFF])) * ms
+    print(f"\nthe semantic stage adds {added:+.2f} ms to the p50 of a benign 1 KB prompt")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
@@ -279,9 +374,14 @@ def main() -> None:
                         "one round's ratio can stray by 30-50%% on a shared machine, the pooled one far less")
     parser.add_argument("--in-process", action="store_true", help="only the stream relay's CPU per event, "
                         "in this process (seconds)")
+    parser.add_argument("--semantic", action="store_true", help="only the semantic stage's cost: the default "
+                        "configuration against --no-semantic, side by side (~2 min)")
     args = parser.parse_args()
     if args.in_process:
         in_process()
+        return
+    if args.semantic:
+        semantic_cost(rounds=6 if args.quick else 12, per_round=25 if args.quick else 50)
         return
     n = 320 if args.quick else args.requests
     up_port = free_port()
