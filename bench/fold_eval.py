@@ -53,7 +53,9 @@ def list_ends(lines: Sequence[str]) -> dict[tuple[str, str], int]:
 
 def item_line(text: str) -> str:
     dumped = yaml.safe_dump([text], allow_unicode=True, width=1 << 30).rstrip("\n")
-    if "\n" in dumped:
+    if "\n" in dumped:  # a text of several lines (an e-mail to answer): one double-quoted line, "\n" escaped
+        dumped = yaml.safe_dump([text], allow_unicode=True, width=1 << 30, default_style='"').rstrip("\n")
+    if "\n" in dumped or yaml.safe_load(dumped) != [text]:
         raise ValueError(f"text does not fit one YAML line: {text!r}")
     return "  " + dumped
 

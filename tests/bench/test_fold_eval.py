@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bench import fold_eval
 from models import categories
@@ -71,3 +72,15 @@ def test_a_set_is_folded_once(tmp_path: Path) -> None:
     fold_eval.fold(data, path)
     with pytest.raises(ValueError, match="exemplars already"):
         fold_eval.fold(data, path)
+
+
+@pytest.mark.parametrize("text", [
+    "plain text: with a colon",
+    "an e-mail to answer:\n\n\"Hi, my parcel never came.\"\n\nKeep it short.",
+    "尾部有换行\n",
+    "tab\tand \\ backslash",
+])
+def test_a_text_of_several_lines_is_one_yaml_line(text: str) -> None:
+    line = fold_eval.item_line(text)
+    assert "\n" not in line and line.startswith("  - ")
+    assert yaml.safe_load(line.strip()) == [text]
