@@ -305,8 +305,10 @@ def benign_prompts(n: int, seed: int = 20261202) -> list[bytes]:
 def semantic_cost(rounds: int, per_round: int) -> None:
     """The default configuration against the same without the semantic stage, side by side in alternating
     rounds: p50/p99 latency and proxy CPU for distinct benign ~1 KB prompts at c=1 (every prompt waits for
-    its verdict before it is forwarded), and CPU per chunk of streams with a distinct reply each (the
-    answer's windows are judged off the event loop while the stream flows)."""
+    its verdict before it is forwarded; a refused one, answered by Warden itself, counts in the latencies
+    and in the `refused` column), and CPU per chunk of streams with a distinct reply each (the answer's
+    windows are judged off the event loop while the stream flows; a stream blocked on the way counts its
+    chunks as if it had run to the end)."""
     up_port = free_port()
     standin = subprocess.Popen([PY, "-m", "proxy.cli", "standin", "--port", str(up_port)], cwd=REPO,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
