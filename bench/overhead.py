@@ -50,6 +50,15 @@ def wait_port(port: int, timeout: float = 30) -> None:
     raise TimeoutError(port)
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (a Warden drains and exits), then SIGKILL after 15 s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def cpu_seconds(pid: int) -> float:
     """utime + stime of a process and its threads, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -348,11 +357,7 @@ def semantic_cost(rounds: int, per_round: int) -> None:
     finally:
         for target in procs.values():
             assert target.proc is not None
-            target.proc.send_signal(signal.SIGTERM)
-            try:
-                target.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                target.proc.kill()
+            stop(target.proc)
         standin.terminate()
     ms, us = 1000.0, 1_000_000.0
     print(f"\n{rounds} alternating rounds of {per_round} distinct benign ~1 KB prompts (c=1) and 10 streams with a "
@@ -407,11 +412,7 @@ def main() -> None:
                 results[name] = measure(Target(name, port, proc), n)
             finally:
                 if proc:
-                    proc.send_signal(signal.SIGTERM)
-                    try:
-                        proc.wait(15)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
+                    stop(proc)
             print(f"measured {name}", file=sys.stderr)
         ab = ab_rounds(upstream, rounds=5 if args.quick else args.ab_rounds, streams=20 if args.quick else 40)
     finally:
@@ -466,11 +467,7 @@ def ab_rounds(upstream: str, rounds: int, streams: int) -> dict[str, list[float]
     finally:
         for target in procs.values():
             assert target.proc is not None
-            target.proc.send_signal(signal.SIGTERM)
-            try:
-                target.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                target.proc.kill()
+            stop(target.proc)
 
 
 def report_ab(chunk: dict[str, list[float]]) -> None:
