@@ -46,7 +46,7 @@ def test_default_masks_in_a_sentence() -> None:
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    # The embedded IPv4 address is part of the IPv6 one: masked whole, not as "::****:*.0.2.33".
+    # The embedded IPv4 address is part of the IPv6 one: masked whole, not as "::****:***.0.2.33".
     ("src ::ffff:192.0.2.33 dropped", "src ::****:***.*.*.** dropped"),
     ("地址是２００１：ｄｂ８：：１谢谢", "地址是****：***：：*谢谢"),
     ("ip:fe80::1", "ip:****::*"),
