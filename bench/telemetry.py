@@ -23,7 +23,6 @@ import argparse
 import http.client
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import overhead
-from bench.overhead import PROMPT, PY, REPO, Target, free_port, pct, run_requests, wait_port
+from bench.overhead import PROMPT, PY, REPO, Target, free_port, pct, run_requests, stop, wait_port
 from tests.e2e.otlp_receiver import start_receiver
 
 TARGET_ADDED_CPU = 0.10
@@ -83,14 +82,6 @@ def thread_cpu(pid: int) -> tuple[float, float]:
         else:
             other += seconds
     return main, other
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 def paired_measure(targets: dict[str, Target], n: int, block: int) -> dict[str, dict[str, float]]:
