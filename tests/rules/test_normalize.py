@@ -129,6 +129,8 @@ def test_set_hits_reads_the_sentinel_and_fails_closed() -> None:
     rset.Compile()
     assert set_hits(rset, sentinel, 3, b"..xyz..abc") == [0, 1]
     assert set_hits(rset, sentinel, 3, b"nothing") == []
+    assert set_hits(rset, sentinel, 3, b"") == []  # the sentinel matches the empty text too
+    assert set_hits(rset, sentinel, 3, b"\n" * 5000 + b"abc") == [0]  # and beyond any position 0 match
 
     class OutOfMemory:
         """RE2's Set.Match answers None when its DFA runs out of memory; that cannot be provoked on demand."""
