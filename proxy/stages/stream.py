@@ -17,15 +17,15 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from mitmproxy import http
-from mitmproxy.connection import ConnectionState
 
 from audit.records import Verdict
 from proxy.answer import peek_chunk, record_usage
+from proxy.client_wire import write_to_client
 from proxy.errors import ApiError, upstream_unavailable
 from proxy.headers import strip_hop_by_hop
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
-from proxy.stages.base import connection_handler, fail_closed
+from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import record_decisions
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from proxy.stream_guard import DONE, Judge, StreamGuard, sse_data
@@ -250,31 +250,9 @@ class Stream:
             try:
                 closing = relay.broken_off(message or "connection lost")
                 if closing is not None and not write_to_client(flow, closing):
-                    log.info("stream broke off; the client's HTTP version gets no error event",
+                    log.info("stream broke off; the error event could not be written, the client gets a reset or close",
                              extra={"request_id": relay.state.request_id})
             except Exception:  # the exchange is over either way: record it
                 log.exception("cannot tell the client the stream broke off",
                               extra={"request_id": relay.state.request_id})
         relay.finish()
-
-
-def write_to_client(flow: http.HTTPFlow, data: bytes) -> bool:
-    """Append `data` to an HTTP/1 response body that is already on its way, as its last bytes.
-
-    mitmproxy's error path only closes the client connection once the response has started, and gives no
-    command to send more; this writes to the client's transport, which mitmproxy closes gracefully (pending
-    bytes are flushed) right after the error hook. A chunked body gets the data as a chunk plus the
-    terminating chunk, so the client sees a complete response. HTTP/2 clients get the stream reset as before.
-    """
-    assert flow.response is not None
-    if not flow.request.http_version.startswith("HTTP/1"):
-        return False
-    handler = connection_handler(flow)
-    transport = handler.transports.get(flow.client_conn) if handler else None
-    writer = transport.writer if transport else None
-    if writer is None or writer.is_closing() or not flow.client_conn.state & ConnectionState.CAN_WRITE:
-        return False
-    if "chunked" in flow.response.headers.get("transfer-encoding", "").lower():
-        data = b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data)
-    writer.write(data)
-    return True

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
+import subprocess
 import time
+from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
 from tests.e2e.conftest import Process, ProxyFactory, free_port, http_get
+from tests.tls import write_self_signed
 
 pytestmark = pytest.mark.slow
 
@@ -131,6 +135,51 @@ def test_upstream_breaking_off_mid_stream_ends_the_stream_with_an_error_event(
     assert httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": MESSAGES}).status_code == 200
     metrics = http_get(proxy.admin_url + "/metrics")[1].decode()
     assert 'outcome="upstream_unavailable"' in metrics
+
+
+@pytest.mark.parametrize("guard", [True, False])
+def test_upstream_breaking_off_mid_stream_ends_an_http2_stream_with_an_error_event(
+    standin: Process, start_proxy: ProxyFactory, tmp_path: Path, guard: bool
+) -> None:
+    cert, key = write_self_signed(tmp_path)
+    proxy = start_proxy(standin.url, "--tls-cert", str(cert), "--tls-key", str(key),
+                        *(() if guard else ("--no-guard",)))
+    url = f"https://localhost:{proxy.port}/v1/chat/completions"
+    broken = json.dumps({"model": "m", "messages": MESSAGES, "stream": True, "standin": {"drop_after_events": 2}})
+    whole = json.dumps({"model": "m", "messages": MESSAGES})
+    # curl negotiates h2 by ALPN; a reset stream would make it exit non-zero (HTTP/2 stream was not closed
+    # cleanly). `--next` sends a second request on the same connection (num_connects 0): it stays usable.
+    result = subprocess.run(
+        ["curl", "-sS", "--http2", "--cacert", str(cert), "-H", "content-type: application/json", "-d", broken,
+         "-w", "\n%{http_version}\n", url, "--next", "--http2", "--cacert", str(cert),
+         "-H", "content-type: application/json", "-d", whole, "-w", "\n%{num_connects}", url],
+        capture_output=True, timeout=20, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    first, version, second, connects = result.stdout.rsplit("\n", 3)
+    assert version == "2"
+    assert json.loads(second)["choices"][0]["message"]["content"] and connects == "0"
+    events = [block for block in first.split("\n\n") if block]
+    assert events[-1] == "data: [DONE]"
+    error = json.loads(events[-2].removeprefix("data: "))["error"]
+    assert error["code"] == "upstream_unavailable" and "broke off" in error["message"]
+    assert len(events) >= 4  # the role chunk and the first content events came before the break
+
+
+def test_upstream_breaking_off_mid_stream_over_tls_ends_the_http1_stream_with_an_error_event(
+    standin: Process, start_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    cert, key = write_self_signed(tmp_path)
+    proxy = start_proxy(standin.url, "--tls-cert", str(cert), "--tls-key", str(key))
+    body = {"model": "m", "messages": MESSAGES, "stream": True, "standin": {"drop_after_events": 2}}
+    with httpx.Client(verify=ssl.create_default_context(cafile=str(cert))) as client, client.stream(
+        "POST", f"https://localhost:{proxy.port}/v1/chat/completions", json=body
+    ) as r:
+        assert r.http_version == "HTTP/1.1" and r.status_code == 200
+        raw = b"".join(r.iter_bytes())
+    events = [block for block in raw.split(b"\n\n") if block]
+    assert events[-1] == b"data: [DONE]"
+    assert json.loads(events[-2].removeprefix(b"data: "))["error"]["code"] == "upstream_unavailable"
 
 
 def test_garbage_on_the_wire_gets_400_and_proxy_keeps_serving(standin: Process, start_proxy: ProxyFactory) -> None:
