@@ -139,13 +139,17 @@ class SseRelay:
     def broken_off(self, detail: str) -> bytes | None:
         """The upstream broke off: the bytes that end the client's stream (an error event and [DONE]; text the
         guard still holds back is dropped), or None when the stream has already ended (complete, blocked,
-        failed)."""
+        failed). Not yet in the output digest: `sent` adds them once they are written."""
         if self.state.stream_complete or (self.guard is not None and self.guard.ended):
             return None
         if self.guard is not None:
             self.guard.ended = True
         error = upstream_unavailable(f"the stream broke off ({detail})")
-        return self._emit([sse_data(error.payload()), DONE])
+        return sse_data(error.payload()) + DONE
+
+    def sent(self, data: bytes) -> None:
+        """`data` reached the client outside the stream callable: the output digest covers it too."""
+        self.hasher.update(data)
 
     def _emit(self, pieces: list[bytes]) -> bytes:
         data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
@@ -249,7 +253,9 @@ class Stream:
         if not relay.recorded and "client" not in message.lower():
             try:
                 closing = relay.broken_off(message or "connection lost")
-                if closing is not None and not write_to_client(flow, closing):
+                if closing is not None and write_to_client(flow, closing):
+                    relay.sent(closing)
+                elif closing is not None:
                     log.info("stream broke off; the error event could not be written, the client gets a reset or close",
                              extra={"request_id": relay.state.request_id})
             except Exception:  # the exchange is over either way: record it

@@ -274,3 +274,18 @@ def test_reasoning_and_refusal_deltas_are_guarded_in_their_own_lane(policy: Poli
                        for block in out.split(b"\n\n") if block.startswith(b"data: {"))
     assert ID not in streamed and ID not in out.decode()
     assert streamed == expected_text(policy, text)
+
+
+@pytest.mark.parametrize("written", [True, False])
+def test_a_broken_off_stream_digests_the_error_event_only_once_it_is_written(policy: Policy, written: bool) -> None:
+    relay_, state = sse_relay(StreamGuard(policy.response, PseudonymVault(), Route.CHAT, 400))
+    first = events_of(chat_sse("some text"))[1]
+    out = b"".join(relay_(first))
+    closing = relay_.broken_off("connection lost")
+    assert closing is not None and b"upstream_unavailable" in closing and closing.endswith(b"data: [DONE]\n\n")
+    assert relay_.broken_off("again") is None  # the stream has ended: nothing more to say
+    if written:
+        relay_.sent(closing)
+    relay_.finish()
+    client_got = out + closing if written else out
+    assert state.output_digest == hmac.new(b"k", client_got, digestmod="sha256").hexdigest()
