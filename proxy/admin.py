@@ -23,7 +23,7 @@ READY_CACHE_SECONDS = 1.0  # kubelet probes every few seconds; never hammer the 
 class Readiness:
     def __init__(self, config: WardenConfig, probe: Callable[[str], Awaitable[tuple[int, bytes]]] | None = None):
         self.url = config.upstream + config.readiness_path
-        self.verify = config.upstream_tls_verify
+        self.verify = config.upstream_verify
         self._probe = probe or (lambda url: http_get(url, 2.0, verify_tls=self.verify))
         self.draining = False
         self._cached: tuple[float, bool, str] | None = None

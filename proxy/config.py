@@ -49,6 +49,7 @@ class WardenConfig:
     tls_cert: str | None = None
     tls_key: str | None = None
     upstream_tls_verify: bool = True
+    upstream_ca: str | None = None  # PEM bundle of the CAs that sign an https upstream (default: certifi's roots)
     model_allowlist: tuple[str, ...] = ()
     log_level: str = "info"
     # -- guard (rules) --
@@ -73,6 +74,14 @@ class WardenConfig:
     allow_model_admin: bool = False  # forward /v1/load_lora_adapter, /v1/unload_lora_adapter, /v2/repository/*
     upstream_metrics: str | None = None  # path or URL of the upstream's Prometheus metrics to merge into ours
     upstream_metrics_prefixes: tuple[str, ...] = ("vllm:", "sglang:", "llamacpp:", "tgi_", "nv_inference_")
+
+    @property
+    def upstream_verify(self) -> bool | str:
+        """How an https upstream's certificate is checked: not at all (False), against `upstream_ca` (its
+        path), or against the default roots (True)."""
+        if not self.upstream_tls_verify:
+            return False
+        return self.upstream_ca or True
 
     @property
     def readiness_path(self) -> str:

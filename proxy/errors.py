@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from mitmproxy import http
 
@@ -88,11 +89,17 @@ _MITM_STATUS_TO_ERROR = {
 # The message a connect attempt is cancelled with when `upstream_connect_timeout` passes (stages/deadline.py):
 # mitmproxy reports it as a failed connect (502); it is a gateway timeout, so it is answered as one.
 CONNECT_TIMED_OUT = "upstream connect timed out"
+# `flow.metadata` key set when `upstream_timeout` passed on a TLS upstream (stages/deadline.py): mitmproxy's error
+# path then carries RESPONSE_TIMED_OUT in its message, which `mitm_error` turns into the 504.
+UPSTREAM_TIMEOUT_MARK = "warden.upstream_timeout"
+RESPONSE_TIMED_OUT = "no response headers within"
 
 
 def mitm_error(status: int, message: str) -> ApiError:
     if status == 502 and CONNECT_TIMED_OUT in message:
         return ApiError(504, "upstream_error", "upstream_timeout", f"The model server is unreachable: {message}")
+    if status == 502 and RESPONSE_TIMED_OUT in message:
+        return ApiError(504, "upstream_error", "upstream_timeout", f"The model server did not answer: {message}")
     kind, code = _MITM_STATUS_TO_ERROR.get(status, ("server_error", "proxy_error"))
     if status == 502:
         message = f"The model server is unavailable: {message}"
@@ -123,4 +130,26 @@ def install_mitmproxy_error_pages() -> None:
         return mitm_error(status_code, message).body()
 
     _http1.make_error_response = make_error_response
+    _mark_upstream_timeouts()
     _http2.format_error = format_error  # type: ignore[attr-defined]  # the h2 path keeps its text/html content type header
+
+
+def _mark_upstream_timeouts() -> None:
+    """An upstream error on a flow the deadline marked (UPSTREAM_TIMEOUT_MARK) says so in its message, which the
+    error pages above turn into the 504. Wraps mitmproxy 12's `HttpStream.handle_protocol_error`, the one place
+    its error message is made for the client; idempotent."""
+    from mitmproxy.proxy.layers.http import HttpStream
+    from mitmproxy.proxy.layers.http._events import ResponseProtocolError
+
+    original = HttpStream.handle_protocol_error
+    if getattr(original, "warden", False):
+        return
+
+    def handle_protocol_error(self: Any, event: Any) -> Any:
+        seconds = self.flow.metadata.get(UPSTREAM_TIMEOUT_MARK)
+        if seconds is not None and isinstance(event, ResponseProtocolError):
+            event = ResponseProtocolError(event.stream_id, f"{RESPONSE_TIMED_OUT} {seconds:g} s", event.code)
+        return (yield from original(self, event))
+
+    handle_protocol_error.warden = True  # type: ignore[attr-defined]
+    HttpStream.handle_protocol_error = handle_protocol_error  # type: ignore[method-assign]

@@ -6,19 +6,22 @@ import asyncio
 import ssl
 from urllib.parse import urlsplit
 
+import certifi
+
 
 class ProbeError(Exception):
     """The upstream could not be asked; the message says how it failed."""
 
 
-async def http_get(url: str, timeout: float = 2.0, *, verify_tls: bool = True) -> tuple[int, bytes]:
+async def http_get(url: str, timeout: float = 2.0, *, verify_tls: bool | str = True) -> tuple[int, bytes]:
     parts = urlsplit(url)
     tls = parts.scheme == "https"
     port = parts.port or (443 if tls else 80)
     context: ssl.SSLContext | None = None
     if tls:
-        context = ssl.create_default_context()
-        if not verify_tls:
+        # The roots mitmproxy checks the proxied traffic against (certifi's), so probe and proxy agree.
+        context = ssl.create_default_context(cafile=verify_tls if isinstance(verify_tls, str) else certifi.where())
+        if verify_tls is False:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

@@ -147,7 +147,7 @@ class LoraRegistry:
         adapters: Mapping[str, str] | None = None,
         base_model: str | None = None,
         fetch: Fetch | None = None,
-        verify_tls: bool = True,
+        verify_tls: bool | str = True,
         clock: Callable[[], float] = time.monotonic,
         refresh_seconds: float = REFRESH_SECONDS,
     ) -> None:

@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--drain-grace", dest="drain_grace", help="SIGTERM grace period (default 30s)")
     p.add_argument("--tls-cert", dest="tls_cert", help="serve TLS (and HTTP/2) with this certificate (PEM)")
     p.add_argument("--tls-key", dest="tls_key", help="private key for --tls-cert (PEM)")
+    p.add_argument("--upstream-ca", dest="upstream_ca",
+                   help="PEM bundle of the CAs that sign an https upstream's certificate (default: certifi's)")
     p.add_argument("--log-level", dest="log_level", help="debug, info, warning, error (default info)")
     p.add_argument("--rules", action="append", metavar="FILE",
                    help="rule file on top of the builtin packs (repeatable; same formats as `warden scan`)")

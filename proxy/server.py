@@ -2,7 +2,7 @@
 
 Measured (FACTS, bench/overhead.py): hook dispatch is a fifth of per-request CPU, so we load only what reverse
 mode needs: Core (options plumbing), DisableH2C, Proxyserver, NextLayer and, only when the listener has a
-certificate, TlsConfig. DumpMaster's ~35 addons roughly double the per-request cost.
+certificate or the upstream is https, TlsConfig. DumpMaster's ~35 addons roughly double the per-request cost.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ def mitm_options(config: WardenConfig, confdir: Path) -> dict[str, Any]:
         "ssl_insecure": not config.upstream_tls_verify,
         "confdir": str(confdir),
     }
+    if config.upstream_ca:
+        values["ssl_verify_upstream_trusted_ca"] = config.upstream_ca
     if config.tls_cert and config.tls_key:
         # mitmproxy wants certificate and key in one PEM file; it lives in our private confdir.
         bundle = confdir / "listener.pem"
@@ -52,7 +54,9 @@ def mitm_options(config: WardenConfig, confdir: Path) -> dict[str, Any]:
 
 def mitm_addons(config: WardenConfig) -> list[object]:
     addons: list[object] = [core.Core(), disable_h2c.DisableH2C(), proxyserver.Proxyserver(), next_layer.NextLayer()]
-    if config.tls_cert:
+    if config.tls_cert or config.upstream.startswith("https://"):
+        # TLS on either side: the listener's certificate, or the context an https upstream is reached with
+        # (without it mitmproxy fails every upstream handshake: "No TLS context was provided").
         addons.append(tlsconfig.TlsConfig())
     return addons
 

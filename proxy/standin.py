@@ -27,6 +27,7 @@ import gzip
 import hashlib
 import json
 import socket
+import ssl
 import threading
 import time
 from collections import OrderedDict
@@ -399,13 +400,22 @@ class StandinServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
 
-    def __init__(self, address: tuple[str, int], config: StandinConfig) -> None:
+    def __init__(self, address: tuple[str, int], config: StandinConfig,
+                 tls: ssl.SSLContext | None = None) -> None:
         super().__init__(address, StandinHandler)
         self.config = config
+        self.tls = tls
         self.prefix_cache = PrefixCache()
         self.counters = Counters()
         self.aborted_streams = 0
         self.last_body = b""
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, address = super().get_request()
+        if self.tls is None:
+            return sock, address
+        # The handshake runs on the first read, in the request's own thread: not in the accept loop.
+        return self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
 
     def models_payload(self) -> dict[str, Any]:
         return {
@@ -455,10 +465,17 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--chunk-bytes", type=int, default=0, help="raw bytes per SSE write (0: per event)")
     parser.add_argument("--chars-per-event", type=int, default=4)
     parser.add_argument("--event-delay-ms", type=int, default=0)
+    parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (and --tls-key)")
+    parser.add_argument("--tls-key")
     args = parser.parse_args(argv)
     config = StandinConfig(args.chunk_bytes, args.chars_per_event, args.event_delay_ms)
-    server = StandinServer((args.host, args.port), config)
-    print(f"standin listening on http://{args.host}:{server.server_address[1]}", flush=True)
+    tls = None
+    if args.tls_cert:
+        tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        tls.load_cert_chain(args.tls_cert, args.tls_key)
+    server = StandinServer((args.host, args.port), config, tls)
+    scheme = "https" if tls else "http"
+    print(f"standin listening on {scheme}://{args.host}:{server.server_address[1]}", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -45,7 +45,7 @@ def metrics_url(upstream: str, setting: str) -> str:
 
 class UpstreamMetrics(Collector):
     def __init__(self, url: str, prefixes: tuple[str, ...], fetch: Fetch | None = None,
-                 verify_tls: bool = True) -> None:
+                 verify_tls: bool | str = True) -> None:
         self.url = url
         self.prefixes = prefixes
         self._fetch = fetch or (lambda u: http_get(u, 2.0, verify_tls=verify_tls))
@@ -76,7 +76,7 @@ class UpstreamMetrics(Collector):
 class UpstreamHealth(Collector):
     """`warden_upstream_up`: the upstream's health path answered 2xx at the last scrape."""
 
-    def __init__(self, url: str, fetch: Fetch | None = None, verify_tls: bool = True) -> None:
+    def __init__(self, url: str, fetch: Fetch | None = None, verify_tls: bool | str = True) -> None:
         self.url = url
         self._fetch = fetch or (lambda u: http_get(u, 2.0, verify_tls=verify_tls))
         self._up = 0.0
@@ -98,7 +98,7 @@ class UpstreamHealth(Collector):
 
 def attach(config: WardenConfig, metrics: Metrics) -> None:
     """Register the upstream health gauge and, when configured, the merged upstream metrics."""
-    verify = config.upstream_tls_verify
+    verify = config.upstream_verify
     health = UpstreamHealth(config.upstream + config.readiness_path, verify_tls=verify)
     metrics.registry.register(health)
     metrics.add_scrape_hook(health.refresh)
@@ -118,7 +118,7 @@ def observability(config: WardenConfig, metrics: Metrics) -> dict[str, Any]:
 
     tracing = Tracing.from_env(on_export_failure=metrics.span_export_failures.inc)
     registry = LoraRegistry(config.upstream, lora_dir=config.lora_dir, adapters=parse_adapters(config.lora_adapters),
-                            base_model=config.base_model, verify_tls=config.upstream_tls_verify)
+                            base_model=config.base_model, verify_tls=config.upstream_verify)
     attach(config, metrics)
     with contextlib.suppress(RuntimeError):  # built inside the running loop: read the models right away
         registry.start()

@@ -3,7 +3,10 @@
 
 mitmproxy has no upstream read timeout. When the deadline passes, the 504 is delivered through the
 connection's own event queue as if the upstream had sent it (with `Connection: close`), so it flows through
-every later stage like any answer, and the real upstream connection is then aborted.
+every later stage like any answer, and the real upstream connection is then aborted. A TLS upstream's stream
+cannot take plain bytes (its TLS layer would read them as a broken record): there the flow is marked
+(errors.UPSTREAM_TIMEOUT_MARK) and the upstream connection aborted, and mitmproxy's own error path answers the
+504 (errors.py).
 
 Nor has it a connect timeout: `asyncio.open_connection` to a host that drops SYNs waits for the kernel's
 retries (~2 minutes with Linux defaults). The `server_connect` hook runs inside the task that connects, so
@@ -22,7 +25,7 @@ from mitmproxy import connection, http
 from mitmproxy.net.http import http1
 from mitmproxy.proxy import events, server_hooks
 
-from proxy.errors import CONNECT_TIMED_OUT, upstream_timeout
+from proxy.errors import CONNECT_TIMED_OUT, UPSTREAM_TIMEOUT_MARK, upstream_timeout
 from proxy.services import Services
 from proxy.stages.base import connection_handler, fail_closed
 from proxy.state import Outcome, get_state
@@ -70,10 +73,17 @@ class Deadline:
         state = get_state(flow)
         if state is not None:
             state.outcome = Outcome.UPSTREAM_TIMEOUT
+        transport = handler.transports[flow.server_conn]
+        if flow.server_conn.tls:
+            log.warning("upstream timeout", extra={"request_id": state.request_id if state else None,
+                                                   "timeout_s": self.timeout})
+            flow.metadata[UPSTREAM_TIMEOUT_MARK] = self.timeout
+            if transport.writer is not None:
+                transport.writer.transport.abort()
+            return
         response = upstream_timeout(self.timeout).response(state.request_id if state else None)
         response.headers["connection"] = "close"
         data = http1.assemble_response(response)
-        transport = handler.transports[flow.server_conn]
 
         async def deliver() -> None:
             await handler.server_event(events.DataReceived(flow.server_conn, data))

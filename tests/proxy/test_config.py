@@ -62,3 +62,26 @@ def test_units() -> None:
     assert parse_size("512k") == 512_000
     assert parse_duration("250ms") == 0.25
     assert parse_duration("2m") == 120
+
+
+@pytest.mark.parametrize(("env", "verify"), [
+    ({}, True),
+    ({"WARDEN_UPSTREAM_CA": "/etc/warden/upstream-ca.pem"}, "/etc/warden/upstream-ca.pem"),
+    ({"WARDEN_UPSTREAM_CA": "/etc/warden/upstream-ca.pem", "WARDEN_UPSTREAM_TLS_VERIFY": "false"}, False),
+])
+def test_how_an_https_upstream_is_checked(env: dict[str, str], verify: bool | str) -> None:
+    config = resolve({"upstream": "https://model.internal:8443"}, env=env)
+    assert config.upstream_verify == verify
+
+
+def test_an_https_upstream_gets_mitmproxys_tls_addon_and_the_ca(tmp_path: Path) -> None:
+    from mitmproxy.addons.tlsconfig import TlsConfig
+
+    from proxy.server import mitm_addons, mitm_options
+
+    plain = resolve({"upstream": "http://127.0.0.1:8000"}, env={})
+    assert not any(isinstance(a, TlsConfig) for a in mitm_addons(plain))
+    https = resolve({"upstream": "https://model.internal:8443", "upstream_ca": "/ca.pem"}, env={})
+    assert any(isinstance(a, TlsConfig) for a in mitm_addons(https))
+    assert mitm_options(https, tmp_path)["ssl_verify_upstream_trusted_ca"] == "/ca.pem"
+    assert "ssl_verify_upstream_trusted_ca" not in mitm_options(plain, tmp_path)
