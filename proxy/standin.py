@@ -199,6 +199,9 @@ class StandinHandler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         elif path.startswith("/echo"):
             self.send_json(200, self.echo_payload(b""))
+        elif path == "/_standin/aborted":
+            # Streams whose reader went away mid-way: lets tests see that a vanished client cancels upstream.
+            self.send_json(200, {"aborted_streams": self.server.aborted_streams})
         elif path == "/_standin/last":
             # What the model server last received: lets tests see what the proxy forwarded.
             data = self.server.last_body

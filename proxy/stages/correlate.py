@@ -46,6 +46,7 @@ class Correlate:
 
     @fail_closed
     def request(self, flow: http.HTTPFlow) -> None:
+        frame_body_for_http1(flow.request)
         state = get_state(flow)
         if state is None or flow.response is not None:
             return
@@ -56,3 +57,14 @@ class Correlate:
         if body is not None:
             state.model = record_name(body.get("model"))
             state.stream = body.get("stream") is True
+
+
+def frame_body_for_http1(request: http.Request) -> None:
+    """Give a buffered HTTP/2 or HTTP/3 request body the Content-Length it may lack. HTTP/2 frames a body by its
+    DATA frames, so a client need not send one; mitmproxy forwards such a request to an HTTP/1 upstream without
+    Content-Length or chunked encoding, and the upstream then reads no body (RFC 9112 section 6.3) and takes
+    the body's bytes for the start of the next request on that connection."""
+    if not (request.is_http2 or request.is_http3) or not request.raw_content:
+        return
+    if "content-length" not in request.headers and "transfer-encoding" not in request.headers:
+        request.headers["content-length"] = str(len(request.raw_content))

@@ -6,14 +6,17 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import ssl
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
 from tests.e2e.conftest import Process, ProxyFactory
+from tests.tls import write_self_signed
 
 pytestmark = pytest.mark.slow
 
@@ -187,17 +190,111 @@ def test_concurrent_streams(proxy: Process) -> None:
     assert sorted(results) == sorted(f"Echo: stream {i} 中文" for i in range(16))
 
 
-def test_client_vanishing_mid_stream_leaves_proxy_serving(proxy: Process) -> None:
-    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "y" * 200}], "stream": True,
-                       "standin": {"chars_per_event": 1, "event_delay_ms": 10}}).encode()
+def aborted_streams(standin: Process) -> int:
+    return int(httpx.get(standin.url + "/_standin/aborted").json()["aborted_streams"])
+
+
+def wait_for_aborted(standin: Process, before: int, within: float = 5.0) -> None:
+    """The stand-in saw its stream's reader go away: the proxy cancelled the upstream request."""
+    deadline = time.monotonic() + within
+    while aborted_streams(standin) == before:
+        assert time.monotonic() < deadline, "the upstream stream was not cancelled"
+        time.sleep(0.05)
+
+
+# ~8 s of events: long enough that only a cancelled upstream request stops early.
+SLOW_STREAM = {"model": "m", "messages": [{"role": "user", "content": "y" * 400}], "stream": True,
+               "standin": {"chars_per_event": 1, "event_delay_ms": 20}}
+
+
+@pytest.mark.parametrize("guard", [True, False])
+def test_client_vanishing_mid_stream_cancels_upstream_and_leaves_proxy_serving(
+    standin: Process, start_proxy: ProxyFactory, guard: bool
+) -> None:
+    proxy = start_proxy(standin.url, *(() if guard else ("--no-guard",)))
+    before = aborted_streams(standin)
+    body = json.dumps(SLOW_STREAM).encode()
     sock = socket.create_connection(("127.0.0.1", proxy.port))
     sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
     assert b"200 OK" in sock.recv(4096)
     sock.close()  # vanish mid-stream
-    time.sleep(0.3)
+    wait_for_aborted(standin, before)
     ok = client(proxy.url).chat.completions.create(model="m", messages=MESSAGES)  # type: ignore[arg-type]
     assert ok.choices[0].message.content
+
+
+class RawH2Client:
+    """An HTTP/2 client over TLS that can reset one stream and go on using the connection (httpx cannot: it
+    offers http/1.1 first by ALPN, which mitmproxy honours, and sets no stream resets apart)."""
+
+    def __init__(self, port: int, cafile: Path) -> None:
+        import h2.config
+        import h2.connection
+
+        tls = ssl.create_default_context(cafile=str(cafile))
+        tls.set_alpn_protocols(["h2"])
+        self.sock = tls.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10),
+                                    server_hostname="localhost")
+        assert self.sock.selected_alpn_protocol() == "h2"
+        self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        self.conn.initiate_connection()
+        self.flush()
+
+    def flush(self) -> None:
+        self.sock.sendall(self.conn.data_to_send())
+
+    def post(self, stream_id: int, path: str, body: dict[str, object], *, content_length: bool = True) -> None:
+        data = json.dumps(body).encode()
+        length = [("content-length", str(len(data)))] if content_length else []
+        self.conn.send_headers(stream_id, [(":method", "POST"), (":path", path), (":scheme", "https"),
+                                           (":authority", "localhost"), ("content-type", "application/json"),
+                                           *length])
+        self.conn.send_data(stream_id, data, end_stream=True)
+        self.flush()
+
+    def read_until(self, stream_id: int, *, ended: bool) -> tuple[int, bytes]:
+        """(status, body so far) of `stream_id`, once its first data (or, with `ended`, its end) arrived."""
+        import h2.events
+
+        status, body = 0, b""
+        while True:
+            for event in self.conn.receive_data(self.sock.recv(65536)):
+                if getattr(event, "stream_id", None) != stream_id:
+                    continue
+                if isinstance(event, h2.events.ResponseReceived):
+                    status = int(dict(event.headers)[b":status"])
+                elif isinstance(event, h2.events.DataReceived):
+                    body += event.data
+                    self.conn.acknowledge_received_data(event.flow_controlled_length, stream_id)
+                    if not ended:
+                        self.flush()
+                        return status, body
+                elif isinstance(event, h2.events.StreamEnded | h2.events.StreamReset):
+                    self.flush()
+                    return status, body
+            self.flush()
+
+
+def test_an_http2_client_cancelling_a_stream_cancels_upstream_and_keeps_its_connection(
+    standin: Process, start_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    import h2.errors
+
+    cert, key = write_self_signed(tmp_path)
+    proxy = start_proxy(standin.url, "--tls-cert", str(cert), "--tls-key", str(key))
+    before = aborted_streams(standin)
+    client_h2 = RawH2Client(proxy.port, cert)
+    client_h2.post(1, "/v1/chat/completions", SLOW_STREAM)
+    status, first = client_h2.read_until(1, ended=False)
+    assert status == 200 and first.startswith(b"data: ")
+    client_h2.conn.reset_stream(1, h2.errors.ErrorCodes.CANCEL)
+    client_h2.flush()
+    wait_for_aborted(standin, before)
+    client_h2.post(3, "/v1/chat/completions", {"model": "m", "messages": MESSAGES})  # the same connection
+    status, body = client_h2.read_until(3, ended=True)
+    assert status == 200 and json.loads(body)["choices"][0]["message"]["content"]
+    client_h2.sock.close()
 
 
 def test_stand_in_streams_given_pieces_one_event_each(standin: Process) -> None:
@@ -209,3 +306,22 @@ def test_stand_in_streams_given_pieces_one_event_each(standin: Process) -> None:
               if line.startswith("data: {")]
     contents = [e["choices"][0]["delta"].get("content") for e in events if e["choices"]]
     assert contents == ["", *pieces, None]  # the role chunk, one event per piece, the finish chunk
+
+
+@pytest.mark.parametrize("guard", [True, False])
+def test_an_http2_request_without_content_length_reaches_the_upstream_whole(
+    standin: Process, start_proxy: ProxyFactory, tmp_path: Path, guard: bool
+) -> None:
+    """HTTP/2 frames bodies itself; forwarded to the HTTP/1 upstream, the body needs its Content-Length, or
+    the upstream reads none and takes the bytes for the next request."""
+    cert, key = write_self_signed(tmp_path)
+    proxy = start_proxy(standin.url, "--tls-cert", str(cert), "--tls-key", str(key),
+                        *(() if guard else ("--no-guard",)))
+    client_h2 = RawH2Client(proxy.port, cert)
+    body = {"model": "m", "messages": [{"role": "user", "content": "no length header"}]}
+    for stream_id in (1, 3):  # the second request reuses the upstream connection: it must not be desynchronised
+        client_h2.post(stream_id, "/v1/chat/completions", body, content_length=False)
+        status, answer = client_h2.read_until(stream_id, ended=True)
+        assert status == 200
+        assert json.loads(answer)["choices"][0]["message"]["content"] == "Echo: no length header"
+    client_h2.sock.close()
