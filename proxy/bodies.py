@@ -51,3 +51,43 @@ def json_bytes(obj: object) -> bytes:
         return text.encode()
     except UnicodeEncodeError:
         return json.dumps(obj).encode()
+
+
+class StreamDecodeError(Exception):
+    """A streamed body that cannot be decoded (or would expand past the bound); the message says why."""
+
+
+class StreamDecoder:
+    """Incremental, bounded gzip/deflate decoding of a streamed answer (SSE from an upstream that compressed it
+    although Warden asked for identity): each chunk may expand to at most `per_chunk_limit` bytes, so a
+    compressed bomb ends the stream instead of filling memory. Other encodings cannot be decoded here:
+    `decode` raises at the first chunk and the stream ends closed."""
+
+    def __init__(self, content_encoding: str, per_chunk_limit: int) -> None:
+        self.encoding = content_encoding.strip().lower()
+        self.limit = per_chunk_limit
+        self._inflater = zlib.decompressobj(47) if self.encoding in ("gzip", "x-gzip", "deflate") else None
+        self._started = False
+        self._raw = False  # "deflate" without its zlib header
+
+    def decode(self, data: bytes) -> bytes:
+        if self._inflater is None:
+            raise StreamDecodeError(f"Content-Encoding {self.encoding!r} cannot be decoded")
+        try:
+            out = self._inflater.decompress(data, self.limit + 1)
+        except zlib.error as exc:
+            if self._started or self.encoding != "deflate" or self._raw:
+                raise StreamDecodeError(f"not valid {self.encoding} data ({exc})") from None
+            # "deflate" sent without its zlib header (raw deflate): start over in that format.
+            self._raw = True
+            self._inflater = zlib.decompressobj(-15)
+            return self.decode(data)
+        self._started = True
+        if len(out) > self.limit or self._inflater.unconsumed_tail:
+            raise StreamDecodeError(f"a chunk expands past {self.limit} bytes")
+        return out
+
+    def finish(self) -> bytes:
+        if self._inflater is None:
+            return b""
+        return self._inflater.flush()

@@ -30,6 +30,7 @@ import socket
 import ssl
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -367,10 +368,13 @@ class StandinHandler(BaseHTTPRequestHandler):
         per_event = max(1, int(knobs.get("chars_per_event", config.chars_per_event)))
         delay = int(knobs.get("event_delay_ms", config.event_delay_ms)) / 1000
         drop_after = knobs.get("drop_after_events")
+        encoder = StreamEncoder.for_knob(knobs.get("compress"), self.headers.get("Accept-Encoding", ""))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
+        if encoder is not None:
+            self.send_header("Content-Encoding", encoder.name)
         self.end_headers()
         self.wfile.flush()
         if "raw_sse" in knobs:
@@ -385,17 +389,49 @@ class StandinHandler(BaseHTTPRequestHandler):
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                for piece in split_bytes(data, chunk_bytes):
+                wire = encoder.encode(data) if encoder is not None else data
+                for piece in split_bytes(wire, chunk_bytes):
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     self.wfile.flush()
                     if delay:
                         time.sleep(delay)
+            if encoder is not None and (tail := encoder.finish()):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(tail), tail))
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             # The client (or the proxy on its behalf) went away mid-stream: stop generating, like vLLM does.
             self.server.aborted_streams += 1
             self.close_connection = True
+
+
+class StreamEncoder:
+    """A compressed SSE body, event by event (each flushed, as a compressing server writes them): the `compress`
+    knob forces `gzip`, `deflate` or `br` whatever the client accepts (a misbehaving upstream), or `accepted`
+    compresses with gzip only when the request's Accept-Encoding allows it (a well-behaved one)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        if name == "br":
+            import brotli  # a dependency of mitmproxy
+
+            self._br = brotli.Compressor()
+        else:
+            self._zlib = zlib.compressobj(wbits=31 if name == "gzip" else 15)
+
+    @classmethod
+    def for_knob(cls, knob: object, accept_encoding: str) -> StreamEncoder | None:
+        if knob == "accepted":
+            return cls("gzip") if "gzip" in accept_encoding.lower() else None
+        return cls(str(knob)) if knob in ("gzip", "deflate", "br") else None
+
+    def encode(self, data: bytes) -> bytes:
+        if self.name == "br":
+            return bytes(self._br.process(data) + self._br.flush())
+        return self._zlib.compress(data) + self._zlib.flush(zlib.Z_SYNC_FLUSH)
+
+    def finish(self) -> bytes:
+        return bytes(self._br.finish()) if self.name == "br" else self._zlib.flush()
 
 
 class StandinServer(ThreadingHTTPServer):

@@ -85,6 +85,10 @@ class InspectRequest:
                 state.stage_verdicts["request"] = Verdict.SKIPPED.value
                 state.input_digest = self.services.digester.digest(flow.request.raw_content or b"")
             return None
+        # The answer is inspected, so ask for it uncompressed (identity is always acceptable to the client): a
+        # compressed stream could not be read event by event without decoding it first (stages/stream.py
+        # decodes, or ends the stream closed, when an upstream compresses anyway).
+        flow.request.headers["accept-encoding"] = "identity"
         body = request_json(flow, state, self.config.max_body_bytes)
         if body is None:
             self._unparsed(flow, state)

@@ -20,6 +20,7 @@ from mitmproxy import http
 
 from audit.records import Verdict
 from proxy.answer import peek_chunk, record_usage
+from proxy.bodies import StreamDecodeError, StreamDecoder
 from proxy.client_wire import write_to_client
 from proxy.errors import ApiError, upstream_unavailable
 from proxy.headers import strip_hop_by_hop
@@ -35,6 +36,7 @@ from rules.scanner import ScanResult
 
 log = logging.getLogger("warden.stream")
 
+MAX_DECODED_CHUNK = 16 * 1024 * 1024  # bytes one compressed upstream chunk may expand to (a bomb ends the stream)
 FLUSH_SECONDS = 0.001  # within one upstream read, guarded events are written at least this often
 
 # Responses API streams end with one of these typed events instead of `data: [DONE]`.
@@ -147,6 +149,15 @@ class SseRelay:
         error = upstream_unavailable(f"the stream broke off ({detail})")
         return sse_data(error.payload()) + DONE
 
+    def undecodable(self, detail: str) -> bytes:
+        """The upstream compressed the stream in a way that cannot be decoded: the bytes that end the client's
+        stream closed (an error event and [DONE]); nothing undecoded reaches the client."""
+        self.state.outcome = Outcome.UPSTREAM_UNAVAILABLE
+        if self.guard is not None:
+            self.guard.ended = True
+        error = upstream_unavailable(f"the stream cannot be decoded ({detail})")
+        return self._emit([sse_data(error.payload()), DONE])
+
     def sent(self, data: bytes) -> None:
         """`data` reached the client outside the stream callable: the output digest covers it too."""
         self.hasher.update(data)
@@ -205,6 +216,48 @@ class SseRelay:
             self.state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
 
 
+class DecodingRelay:
+    """The stream callable of a guarded answer the upstream compressed although Warden asked for identity:
+    chunks are decoded (bounded: proxy.bodies.StreamDecoder) before the SseRelay frames and guards them, and
+    the client gets the events uncompressed (`Stream.responseheaders` dropped Content-Encoding). A chunk that
+    cannot be decoded ends the stream closed."""
+
+    __slots__ = ("decoder", "failed", "relay")
+
+    def __init__(self, relay: SseRelay, decoder: StreamDecoder) -> None:
+        self.relay = relay
+        self.decoder = decoder
+        self.failed = False
+
+    def __call__(self, chunk: bytes) -> Iterable[bytes]:
+        relay = self.relay
+        if self.failed:
+            if not chunk:
+                relay.finish()
+            return []
+        try:
+            plain = self.decoder.decode(chunk) if chunk else self.decoder.finish()
+        except StreamDecodeError as exc:
+            log.warning("cannot decode the upstream's stream; ending it", extra={
+                "request_id": relay.state.request_id, "encoding": self.decoder.encoding, "reason": str(exc)})
+            self.failed = True
+            if not chunk:
+                relay.finish()
+            return [relay.undecodable(str(exc))]
+        out = list(relay(plain)) if plain else []  # b"" would mean the end to the relay
+        if not chunk:
+            out += relay(b"")
+        return out
+
+
+def sse_relay_of(flow: http.HTTPFlow) -> SseRelay | None:
+    """The flow's SseRelay, behind a DecodingRelay or not; None when its answer is not relayed by us."""
+    stream = flow.response.stream if flow.response is not None else None
+    if isinstance(stream, DecodingRelay):
+        return stream.relay
+    return stream if isinstance(stream, SseRelay) else None
+
+
 class Stream:
     def __init__(self, services: Services) -> None:
         self.services = services
@@ -240,15 +293,23 @@ class Stream:
             judge = Judge(policy.whole_response, self.judge_pool) if policy.offload else None
             guard = StreamGuard(policy.response, vault, state.route, self.services.config.block_status, on_block,
                                 judge)
-        flow.response.stream = SseRelay(state, self.clock, guard, self.services.digester.stream())
+        relay = SseRelay(state, self.clock, guard, self.services.digester.stream())
+        encoding = flow.response.headers.get("content-encoding", "").strip().lower()
+        if guard is not None and encoding not in ("", "identity"):
+            # Compressed although Warden asked for identity: decoded here, so the client gets it uncompressed.
+            del flow.response.headers["content-encoding"]
+            flow.response.headers.pop("content-length", None)
+            flow.response.stream = DecodingRelay(relay, StreamDecoder(encoding, MAX_DECODED_CHUNK))
+        else:
+            flow.response.stream = relay
 
     def error(self, flow: http.HTTPFlow) -> None:
         """A stream cut short (client gone, upstream gone): still record what was decided and sent. When the
         upstream broke off, the client's stream ends with an OpenAI-shaped error event and [DONE] instead of
         a torn connection."""
-        if flow.response is None or not isinstance(flow.response.stream, SseRelay):
+        relay = sse_relay_of(flow)
+        if relay is None:
             return
-        relay = flow.response.stream
         message = flow.error.msg if flow.error else ""
         if not relay.recorded and "client" not in message.lower():
             try:

@@ -169,3 +169,43 @@ def test_sighup_reloads_rules_and_keeps_them_on_a_bad_file(
     time.sleep(1.5)
     assert httpx.post(proxy.url + "/v1/chat/completions", json=ask).status_code == 400  # old rules still live
     assert proxy.log_path is not None and "rule reload refused" in proxy.log_path.read_text()
+
+
+def streamed_text(raw: bytes) -> str:
+    return "".join(
+        choice["delta"].get("content") or ""
+        for block in raw.split(b"\n\n") if block.startswith(b"data: {") and b'"error"' not in block
+        for choice in json.loads(block[6:])["choices"]
+    )
+
+
+@pytest.mark.parametrize("compress", ["accepted", "gzip", "deflate"])
+def test_a_compressed_stream_is_decoded_and_guarded(proxy: Process, compress: str) -> None:
+    """Warden asks for identity; a well-behaved upstream then does not compress ("accepted"), one that
+    compresses anyway is decoded event by event, and the client gets the guarded events uncompressed."""
+    reply = f"卡号 {CARD[:4]} {CARD[4:8]} {CARD[8:12]} {CARD[12:]} 已记录"
+    with httpx.stream("POST", proxy.url + "/v1/chat/completions", timeout=20, headers={"accept-encoding": "gzip"},
+                      json={"model": "standin-base", "messages": [{"role": "user", "content": "hi"}], "stream": True,
+                            "standin": {"reply": reply, "chars_per_event": 2, "chunk_bytes": 5,
+                                        "compress": compress}}) as response:
+        assert "content-encoding" not in response.headers
+        raw = response.read()
+    assert CARD[:4].encode() + b" " + CARD[4:8].encode() not in raw
+    assert raw.endswith(b"data: [DONE]\n\n")
+    assert streamed_text(raw) == "卡号 **** **** **** 7894 已记录"
+
+
+def test_a_stream_compressed_in_an_encoding_warden_cannot_decode_ends_closed(proxy: Process) -> None:
+    with httpx.stream("POST", proxy.url + "/v1/chat/completions", timeout=20,
+                      json={"model": "standin-base", "messages": [{"role": "user", "content": "hi"}], "stream": True,
+                            "standin": {"reply": f"身份证号{ID}", "compress": "br"}}) as response:
+        assert response.status_code == 200 and "content-encoding" not in response.headers
+        raw = response.read()
+    events = [block for block in raw.split(b"\n\n") if block]
+    assert events[-1] == b"data: [DONE]"
+    error = json.loads(events[-2].removeprefix(b"data: "))["error"]
+    assert error["code"] == "upstream_unavailable" and "cannot be decoded" in error["message"]
+    assert ID[:6].encode() not in raw and len(events) == 2  # nothing of the answer got through
+    # The proxy keeps serving.
+    answer = client(proxy).chat.completions.create(model="standin-base", messages=[{"role": "user", "content": "hi"}])
+    assert answer.choices[0].message.content

@@ -1,13 +1,16 @@
-"""Rewritten bodies are written back as JSON that keeps what the other side sent, even text UTF-8 cannot hold."""
+"""Rewritten bodies are written back as JSON that keeps what the other side sent, even text UTF-8 cannot hold;
+streamed answers an upstream compressed are decoded incrementally and bounded."""
 
 from __future__ import annotations
 
 import json
+import zlib
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.bodies import json_bytes
+from proxy.bodies import StreamDecodeError, StreamDecoder, json_bytes
 
 
 def test_text_is_written_as_utf8_unescaped() -> None:
@@ -32,3 +35,37 @@ _TEXT = st.text(st.characters() | st.characters(categories=["Cs"]), max_size=8) 
                     max_leaves=10))
 def test_every_value_the_standard_parser_accepts_round_trips(value: object) -> None:
     assert json.loads(json_bytes(value)) == value
+
+
+def _gzip_stream(events: list[bytes]) -> list[bytes]:
+    """Chunks as a compressing server writes them: each event flushed, then the trailer."""
+    encoder = zlib.compressobj(wbits=31)
+    return [encoder.compress(e) + encoder.flush(zlib.Z_SYNC_FLUSH) for e in events] + [encoder.flush()]
+
+
+def test_a_stream_decoder_gives_back_each_flushed_event() -> None:
+    events = [b"data: {\"n\": %d}\n\n" % i for i in range(5)]
+    decoder = StreamDecoder("gzip", 1 << 20)
+    chunks = _gzip_stream(events)
+    assert [decoder.decode(c) for c in chunks[:-1]] == events
+    assert decoder.decode(chunks[-1]) + decoder.finish() == b""
+
+
+@pytest.mark.parametrize("wbits", [15, -15])  # "deflate" with its zlib header, and raw (as some servers send)
+def test_a_stream_decoder_reads_both_deflate_forms(wbits: int) -> None:
+    encoder = zlib.compressobj(wbits=wbits)
+    data = encoder.compress(b"data: x\n\n") + encoder.flush()
+    decoder = StreamDecoder("deflate", 1 << 20)
+    assert decoder.decode(data[:3]) + decoder.decode(data[3:]) + decoder.finish() == b"data: x\n\n"
+
+
+def test_a_stream_decoder_refuses_a_bomb_garbage_and_encodings_it_cannot_decode() -> None:
+    bomb = zlib.compressobj(wbits=31)
+    chunk = bomb.compress(b"\0" * (8 << 20)) + bomb.flush(zlib.Z_SYNC_FLUSH)
+    assert len(chunk) < 64 << 10
+    with pytest.raises(StreamDecodeError, match="expands past"):
+        StreamDecoder("gzip", 1 << 20).decode(chunk)
+    with pytest.raises(StreamDecodeError, match="not valid gzip"):
+        StreamDecoder("gzip", 1 << 20).decode(b"data: plain text\n\n")
+    with pytest.raises(StreamDecodeError, match="cannot be decoded"):
+        StreamDecoder("br", 1 << 20).decode(b"\x0b\x02\x80")
