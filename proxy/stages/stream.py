@@ -37,6 +37,9 @@ from rules.scanner import ScanResult
 log = logging.getLogger("warden.stream")
 
 MAX_DECODED_CHUNK = 16 * 1024 * 1024  # bytes one compressed upstream chunk may expand to (a bomb ends the stream)
+# Bytes of one unfinished SSE event the relay holds (a Responses `response.completed` event repeats the whole
+# answer, so this is generous): an upstream that never ends its event must not fill memory.
+MAX_PENDING_EVENT = 8 * 1024 * 1024
 FLUSH_SECONDS = 0.001  # within one upstream read, guarded events are written at least this often
 
 # Responses API streams end with one of these typed events instead of `data: [DONE]`.
@@ -64,6 +67,8 @@ class SseRelay:
         # Never b"": mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
         # chunked-encoding terminator and would end the client's stream early. [] holds data back.
         events = self.framer.feed(chunk) if chunk else self.framer.flush()  # b"" marks the end
+        if self.framer.pending > MAX_PENDING_EVENT:
+            return self._overlong(events)
         if self.guard is None:
             for event in events:
                 self.observe(event)
@@ -85,6 +90,22 @@ class SseRelay:
         # Guarded: a generator, so mitmproxy writes each event out before the next one is scanned (one
         # upstream read can carry dozens of events; the first must not wait for the last).
         return self._guarded(events, end=not chunk)
+
+    def _overlong(self, events: list[SseEvent]) -> list[bytes]:
+        """An event still unfinished after MAX_PENDING_EVENT bytes (an upstream that never ends its event). Not
+        held any longer: unguarded, its bytes go on as they came (pass-through frames only to observe);
+        guarded, the stream ends closed, since an event that cannot be parsed cannot be judged."""
+        rest = self.framer.take_pending()
+        if self.guard is None:
+            data = b"".join([*(e.raw for e in events), rest])
+            self.hasher.update(data)
+            return [data]
+        out = [] if self.guard.ended else list(self._guarded(events, end=False))
+        if self.guard.ended:
+            return out
+        log.warning("upstream event too long; ending the stream", extra={
+            "request_id": self.state.request_id, "limit_bytes": MAX_PENDING_EVENT})
+        return [*out, self.end_upstream_error(f"an event longer than {MAX_PENDING_EVENT} bytes")]
 
     def _guarded_one(self, event: SseEvent) -> list[bytes]:
         guard = self.guard
@@ -149,13 +170,13 @@ class SseRelay:
         error = upstream_unavailable(f"the stream broke off ({detail})")
         return sse_data(error.payload()) + DONE
 
-    def undecodable(self, detail: str) -> bytes:
-        """The upstream compressed the stream in a way that cannot be decoded: the bytes that end the client's
-        stream closed (an error event and [DONE]); nothing undecoded reaches the client."""
+    def end_upstream_error(self, detail: str) -> bytes:
+        """The upstream's stream cannot be guarded any further (it cannot be decoded, an event never ends): the
+        bytes that end the client's stream closed (an error event and [DONE]); nothing more reaches it."""
         self.state.outcome = Outcome.UPSTREAM_UNAVAILABLE
         if self.guard is not None:
             self.guard.ended = True
-        error = upstream_unavailable(f"the stream cannot be decoded ({detail})")
+        error = upstream_unavailable(f"the stream cannot be relayed ({detail})")
         return self._emit([sse_data(error.payload()), DONE])
 
     def sent(self, data: bytes) -> None:
@@ -243,7 +264,7 @@ class DecodingRelay:
             self.failed = True
             if not chunk:
                 relay.finish()
-            return [relay.undecodable(str(exc))]
+            return [relay.end_upstream_error(f"it cannot be decoded: {exc}")]
         out = list(relay(plain)) if plain else []  # b"" would mean the end to the relay
         if not chunk:
             out += relay(b"")

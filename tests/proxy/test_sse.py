@@ -63,3 +63,28 @@ def test_trailing_cr_waits_for_a_possible_lf() -> None:
     assert framer.feed(b"data: x\r\n\r") == []
     [event] = framer.feed(b"\ndata: y")
     assert event.raw == b"data: x\r\n\r\n"
+
+
+_PIECES = st.lists(st.sampled_from([b"data: a", b"data: \xe4\xbd\xa0\xe5\xa5\xbd", b": c", b"event: e", b"x" * 40,
+                                    b"\n", b"\r", b"\r\n", b"\n\n", b"\r\n\r\n", b"\r\r"]), max_size=30).map(b"".join)
+
+
+@given(_PIECES, st.lists(st.integers(min_value=0, max_value=2000), max_size=12))
+def test_mixed_line_endings_split_anywhere_frame_as_fed_whole(data: bytes, cuts: list[int]) -> None:
+    """The framer resumes its scan where it stopped: however a stream is cut, its events are the same."""
+    whole = events_of(data, [])
+    assert events_of(data, [c for c in cuts if c <= len(data)]) == whole
+    assert b"".join(whole[0] + whole[1]) == data
+
+
+def test_a_long_event_with_cr_line_ends_is_scanned_once() -> None:
+    """A 4 MB event in 1 KB chunks: a framer that rescanned the buffer on every chunk took seconds (quadratic)."""
+    import time
+
+    line = b"data: " + b"x" * 100 + b"\r\n"
+    body = line * (4 * 1024 * 1024 // len(line)) + b"\r\n"
+    framer = SseFramer()
+    started = time.process_time()
+    events = [e for i in range(0, len(body), 1024) for e in framer.feed(body[i:i + 1024])]
+    assert time.process_time() - started < 2.0
+    assert len(events) == 1 and events[0].raw == body

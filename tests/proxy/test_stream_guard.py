@@ -228,7 +228,7 @@ def test_what_only_the_standard_parser_accepts_is_written_back_unchanged(policy:
     assert b"NaN" in out
 
 
-def sse_relay(guard: StreamGuard) -> tuple[SseRelay, FlowState]:
+def sse_relay(guard: StreamGuard | None) -> tuple[SseRelay, FlowState]:
     state = FlowState("rid", Route.CHAT, 0.0)
     return SseRelay(state, lambda: 0.0, guard, hmac.new(b"k", digestmod="sha256")), state
 
@@ -289,3 +289,20 @@ def test_a_broken_off_stream_digests_the_error_event_only_once_it_is_written(pol
     relay_.finish()
     client_got = out + closing if written else out
     assert state.output_digest == hmac.new(b"k", client_got, digestmod="sha256").hexdigest()
+
+
+def test_an_event_that_never_ends_is_not_held_without_bound(policy: Policy, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guarded, the stream ends closed once the unfinished event passes the bound; unguarded, its bytes go on."""
+    import proxy.stages.stream as stream_stage
+
+    monkeypatch.setattr(stream_stage, "MAX_PENDING_EVENT", 1000)
+    first = events_of(chat_sse("fine so far"))[1]
+    endless = b'data: {"choices": [{"index": 0, "delta": {"content": "' + ID.encode() + b" " + b"x" * 600
+    guarded, state = sse_relay(StreamGuard(policy.response, PseudonymVault(), Route.CHAT, 400))
+    out = b"".join(guarded(first)) + b"".join(guarded(endless)) + b"".join(guarded(endless))
+    assert ID.encode() not in out and out.endswith(b"data: [DONE]\n\n")
+    assert b"longer than 1000 bytes" in out and state.outcome.value == "upstream_unavailable"
+    assert list(guarded(b"data: more\n\n")) == [] and list(guarded(b"")) == []
+    plain, _ = sse_relay(None)
+    passed = b"".join(plain(first)) + b"".join(plain(endless)) + b"".join(plain(endless))
+    assert passed == first + endless + endless
