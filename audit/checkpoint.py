@@ -174,8 +174,8 @@ def parse_checkpoint(data: bytes, where: str) -> SignedCheckpoint:
     """Parse a checkpoint file; raises CheckpointFormatError naming `where` and the field."""
     try:
         obj = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise CheckpointFormatError("not JSON", where=where, found=str(exc)) from exc
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nesting no writer makes
+        raise CheckpointFormatError("not JSON", where=where, found=str(exc)[:200]) from exc
     if not isinstance(obj, dict):
         raise CheckpointFormatError("not a JSON object", where=where)
     checkpoint = parse_body(obj.get("body"), where)

@@ -293,7 +293,12 @@ class Verifier:
                 self.add(Code.STORE_UNREADABLE, str(exc), file=name)
                 continue
             cp = signed.checkpoint
-            if signed.to_bytes() != data:
+            try:
+                canonical = signed.to_bytes()
+            except AuditError as exc:  # a value no writer produces, such as an integer beyond the safe range
+                self.add(Code.CHECKPOINT_MALFORMED, f"holds a value the writer never writes: {exc}", file=name)
+                continue
+            if canonical != data:
                 # The writer emits canonical bytes: any other form (even of the unsigned hint) was edited.
                 self.add(Code.CHECKPOINT_MALFORMED, "file is not the canonical form the writer produces",
                          file=name, checkpoint=cp.n)

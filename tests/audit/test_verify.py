@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -252,8 +254,15 @@ def test_bad_consistency_proof(built: Built) -> None:
     assert_invalid(run_verify(built), Code.CONSISTENCY_FAIL, Code.SIG_INVALID)
 
 
-def test_malformed_checkpoint(built: Built) -> None:
-    built.checkpoints()[3].write_bytes(b"{not json")
+@pytest.mark.parametrize("edit", [
+    lambda data: b"{not json",
+    # Values no writer produces: the verifier reports them as tampering, never crashes or says inconclusive.
+    lambda data: re.sub(rb'"size":\d+', b'"size":1' + b"0" * 400, data, count=1),  # beyond the safe integer range
+    lambda data: data.replace(b'"consistency":', b'"deep":' + b"[" * 100_000 + b"]" * 100_000 + b',"consistency":', 1),
+])
+def test_malformed_checkpoint(built: Built, edit: Callable[[bytes], bytes]) -> None:
+    path = built.checkpoints()[3]
+    path.write_bytes(edit(path.read_bytes()))
     report = run_verify(built)
     assert_invalid(report, Code.CHECKPOINT_MALFORMED, Code.CHECKPOINT_MISSING)
 
