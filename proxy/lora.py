@@ -239,7 +239,7 @@ class LoraRegistry:
                     if name in merged and merged[name].path == info.path:
                         merged[name] = replace(merged[name], weights_sha256=info.weights_sha256)
                 self._models = merged
-        except (ProbeError, ValueError) as exc:
+        except (ProbeError, ValueError, RecursionError) as exc:
             log.debug("cannot read the upstream's models", extra={"url": self.models_url, "error": str(exc)})
         try:
             await asyncio.gather(*(self.checksum(name) for name, m in list(self._models.items()) if m.adapter))

@@ -232,7 +232,7 @@ class StreamGuard:
                 return [*self.flush_all(), event.raw]
             try:
                 obj = parse_event_data(data)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 return self.fail("the model server sent an event that is not JSON")
             if not isinstance(obj, dict):
                 return self.fail("the model server sent an event that is not a JSON object")

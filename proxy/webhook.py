@@ -97,8 +97,8 @@ class _Handler(BaseHTTPRequestHandler):
             review = json.loads(self.rfile.read(length))
             if not isinstance(review, dict) or not isinstance(review.get("request"), dict):
                 raise ValueError("not an AdmissionReview")
-        except ValueError as exc:
-            self._send(400, {"error": f"invalid AdmissionReview: {exc}"})
+        except (ValueError, RecursionError) as exc:
+            self._send(400, {"error": f"invalid AdmissionReview: {str(exc)[:200]}"})
             return
         self._send(200, review_response(review, self.options))
 

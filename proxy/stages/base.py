@@ -79,6 +79,9 @@ def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str,
     except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
         state.request_body_error = invalid_json(type(exc).__name__ + " at " + str(getattr(exc, "pos", "?")))
         return None
+    except RecursionError:  # nesting deeper than the parser's stack: no API body is like that
+        state.request_body_error = invalid_json("nested too deeply")
+        return None
     state.request_body = content
     if isinstance(parsed, dict):
         state.request_json = parsed

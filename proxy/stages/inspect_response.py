@@ -53,7 +53,7 @@ class InspectResponse:
             content = decode(response.raw_content or b"", response.headers.get("content-encoding", ""),
                              RESPONSE_DECODE_LIMIT)
             body = json.loads(content)
-        except (BodyError, ValueError, UnicodeDecodeError):
+        except (BodyError, ValueError, UnicodeDecodeError, RecursionError):
             # An answer we cannot read cannot be checked: it is not passed on (fail closed).
             self._refuse(flow, state, "the model server's answer is not valid JSON")
             return None

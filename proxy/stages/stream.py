@@ -200,7 +200,7 @@ class SseRelay:
             state.first_chunk_at = self.clock()
         # Only the usage chunk is parsed here: vLLM sends `"usage": null` on every other chunk.
         if b'"usage":' in data and b'"usage":null' not in data and b'"usage": null' not in data:
-            with contextlib.suppress(ValueError, AttributeError):
+            with contextlib.suppress(ValueError, AttributeError, RecursionError):
                 record_usage(state, json.loads(data).get("usage"))
         if self.peek:
             peek_chunk(data, state)

@@ -70,7 +70,7 @@ class Telemetry:
             return
         try:
             body = json.loads(flow.response.get_content(strict=False) or b"")
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return
         if not isinstance(body, dict):
             return

@@ -138,6 +138,16 @@ def test_malformed_json_on_an_inspected_route_is_refused_not_forwarded(proxy: Pr
     assert response.headers["x-warden-request-id"]
 
 
+@pytest.mark.parametrize("depth", [5_000, 200_000])
+def test_json_nested_deeper_than_the_parser_goes_is_refused_as_invalid(proxy: Process, depth: int) -> None:
+    body = b'{"model": "m", "messages": [{"role": "user", "content": "hi", "x": ' + b"[" * depth + b"]" * depth + b"}]}"
+    response = httpx.post(proxy.url + "/v1/chat/completions", content=body,
+                          headers={"Content-Type": "application/json"})
+    assert response.status_code == 400  # the client's error, not a 500 of ours
+    error = response.json()["error"]
+    assert error["code"] == "invalid_json" and "nested too deeply" in error["message"]
+
+
 def test_bad_rule_file_refuses_to_start(tmp_path: Path) -> None:
     import subprocess
 

@@ -306,3 +306,10 @@ def test_an_event_that_never_ends_is_not_held_without_bound(policy: Policy, monk
     plain, _ = sse_relay(None)
     passed = b"".join(plain(first)) + b"".join(plain(endless)) + b"".join(plain(endless))
     assert passed == first + endless + endless
+
+
+def test_an_event_nested_deeper_than_any_parser_goes_ends_the_stream_closed(policy: Policy) -> None:
+    guarded, _ = sse_relay(StreamGuard(policy.response, PseudonymVault(), Route.CHAT, 400))
+    deep = b'data: {"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n\n"
+    out = b"".join(guarded(deep))
+    assert b"not JSON" in out and out.endswith(b"data: [DONE]\n\n")
