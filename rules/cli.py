@@ -73,6 +73,9 @@ def run(scanner: Scanner, stdin: TextIO, stdout: TextIO, *, jsonl: bool) -> int:
             except json.JSONDecodeError as exc:
                 print(f"warden scan: line {lineno}: not JSON: {exc.msg}", file=sys.stderr)
                 return EXIT_DATAERR
+            except RecursionError:
+                print(f"warden scan: line {lineno}: not JSON: nested too deeply", file=sys.stderr)
+                return EXIT_DATAERR
             if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                 print(f"warden scan: line {lineno}: expected an object with a string 'text'", file=sys.stderr)
                 return EXIT_DATAERR

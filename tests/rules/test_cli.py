@@ -45,6 +45,8 @@ def test_jsonl_keeps_ids() -> None:
 def test_bad_jsonl_line_is_a_data_error() -> None:
     assert run("not json\n", jsonl=True)[0] == cli.EXIT_DATAERR
     assert run('{"id": 1}\n', jsonl=True)[0] == cli.EXIT_DATAERR
+    deep = '{"id": 1, "text": "x", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    assert run(deep, jsonl=True)[0] == cli.EXIT_DATAERR
 
 
 def test_usage_and_bad_rule_file(tmp_path: Path) -> None:
