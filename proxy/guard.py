@@ -20,6 +20,7 @@ from proxy.extract import TextField
 from rules import masking
 from rules.findings import SEVERITY, Action, Detector, FindingFilter
 from rules.loader import LoadedRules, load
+from rules.policy import default_mask
 from rules.pseudonym import PseudonymVault
 from rules.scanner import Scanner, ScanResult
 
@@ -132,6 +133,9 @@ def inspect(scanner: Scanner, fields: Sequence[TextField], vault: PseudonymVault
     return Inspection(action, tuple(scans), tuple(rewritten))
 
 
+NAMES_KEPT = 1024  # distinct model names whose recordable form is remembered
+
+
 class Guard:
     """The live policy, swappable at run time (SIGHUP, file change) without a moment of no policy."""
 
@@ -143,12 +147,38 @@ class Guard:
         self._extra = tuple(extra_detectors)
         self._filters = tuple(filters)
         self._lock = threading.Lock()
+        self._names: dict[str, str] = {}  # recordable_name's answers, for `_names_policy`
+        self._names_policy = policy
 
     @classmethod
     def load(cls, paths: Sequence[str | Path] = (), *, request_pii: str = "mask",
              extra_detectors: Sequence[Detector] = (), filters: Sequence[FindingFilter] = ()) -> Guard:
         policy = compile_policy(paths, request_pii=request_pii, extra_detectors=extra_detectors, filters=filters)
         return cls(policy, paths, request_pii=request_pii, extra_detectors=extra_detectors, filters=filters)
+
+    def recordable_name(self, name: str) -> str:
+        """A name the client chose (the request's `model`) as metrics labels, spans and audit records may carry
+        it: PII and secrets in it masked with their kind's mask, the rest as it is. Names repeat, so the answers
+        are remembered (at most NAMES_KEPT, for the live policy)."""
+        policy = self.policy
+        if policy is not self._names_policy:
+            self._names, self._names_policy = {}, policy
+        known = self._names.get(name)
+        if known is not None:
+            return known
+        result = policy.response.scan(name)
+        parts: list[str] = []
+        pos = 0
+        for d in result.decisions:
+            f = d.finding
+            if f.category in ("pii", "secret") and f.start >= pos:
+                parts += [name[pos:f.start], masking.mask_value(name[f.start:f.end], d.mask or default_mask(f.kind))]
+                pos = f.end
+        recorded = "".join([*parts, name[pos:]])
+        if len(self._names) >= NAMES_KEPT:
+            self._names.clear()
+        self._names[name] = recorded
+        return recorded
 
     def reload(self) -> str | None:
         """Recompile from the same files; on any error keep the old policy and return the reason.

@@ -105,7 +105,8 @@ class FlowState:
     route: Route
     started: float  # time.perf_counter() at request headers
     method: str = ""
-    model: str | None = None
+    model: str | None = None  # as records carry it: PII in it masked (Guard.recordable_name)
+    requested_model: str | None = None  # as the client sent it (bounded): only for looking the model up
     stream: bool = False
     first_chunk_at: float | None = None
     finished_at: float | None = None

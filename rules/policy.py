@@ -93,13 +93,18 @@ _D_FINDING, _D_ACTION, _D_LEVEL, _D_MASK, _D_ALERT = (
 )
 
 
+def default_mask(kind: str) -> MaskSpec:
+    """How a value of `kind` is masked when its rule says nothing else."""
+    return DEFAULT_MASKS.get(kind, FALLBACK_MASK)
+
+
 def decide(finding: Finding, policy: RulePolicy | None) -> Decision:
     """Unknown rules (a plug-in detector's own rule ids) are annotated: fail visible, not silent."""
     if policy is None:
         return Decision(finding, Action.ANNOTATE, None, None)
     mask = None
     if policy.action is Action.MASK:
-        mask = policy.mask or DEFAULT_MASKS.get(finding.kind, FALLBACK_MASK)
+        mask = policy.mask or default_mask(finding.kind)
     # Slots filled directly (rules.findings.new_finding says why): one Decision per finding per scan.
     d = _new(Decision)
     _D_FINDING(d, finding)

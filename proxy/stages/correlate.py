@@ -55,7 +55,9 @@ class Correlate:
             return
         body = request_json(flow, state, self.limit)
         if body is not None:
-            state.model = record_name(body.get("model"))
+            state.requested_model = name = record_name(body.get("model"))
+            # The client chooses the name, and it goes into metrics labels, spans and audit records.
+            state.model = self.services.guard.recordable_name(name) if name else name
             state.stream = body.get("stream") is True
 
 

@@ -63,9 +63,9 @@ class Lora:
         if state.route is Route.MODEL_ADMIN:
             self._admin(flow, state)
             return None
-        if self.registry is None or not state.model:
+        if self.registry is None or not state.requested_model:
             return None
-        info = self.registry.lookup(state.model)
+        info = self.registry.lookup(state.requested_model)
         if info is None:
             warming = self.registry.warming()
             return None if warming is None else self._after_warm_up(warming, state)
@@ -87,7 +87,7 @@ class Lora:
         assert self.registry is not None
         with contextlib.suppress(TimeoutError, Exception):
             await asyncio.wait_for(asyncio.shield(warming), CHECKSUM_WAIT_SECONDS)
-        info = self.registry.lookup(state.model)
+        info = self.registry.lookup(state.requested_model or "")
         if info is not None:
             self._apply(state, info)
 

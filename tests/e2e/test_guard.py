@@ -219,3 +219,12 @@ def test_a_stream_compressed_in_an_encoding_warden_cannot_decode_ends_closed(pro
     # The proxy keeps serving.
     answer = client(proxy).chat.completions.create(model="standin-base", messages=[{"role": "user", "content": "hi"}])
     assert answer.choices[0].message.content
+
+
+def test_pii_in_the_model_name_never_reaches_metrics(proxy: Process) -> None:
+    """The client chooses the model name, and metrics labels (like spans and audit records) carry it."""
+    response = httpx.post(proxy.url + "/v1/chat/completions", timeout=20,
+                          json={"model": f"m-{ID}", "messages": [{"role": "user", "content": "hi"}]})
+    assert response.status_code == 200
+    metrics = http_get(proxy.admin_url + "/metrics")[1].decode()
+    assert ID not in metrics and 'model_name="m-110105********1239"' in metrics

@@ -50,3 +50,14 @@ def test_reload_swaps_and_a_bad_file_keeps_the_old_policy(tmp_path: Path) -> Non
 def test_unknown_request_pii_action_is_refused() -> None:
     with pytest.raises(ValueError, match="request_pii"):
         compile_policy([], request_pii="shrug")
+
+
+def test_a_model_name_is_recorded_with_its_pii_masked() -> None:
+    guard = Guard.load()
+    assert guard.recordable_name("meta-llama/Llama-3.1-8B-Instruct") == "meta-llama/Llama-3.1-8B-Instruct"
+    assert guard.recordable_name("qwen-sql-lora") == "qwen-sql-lora"
+    recorded = guard.recordable_name("m-110105199003071239/a.b@example.com")
+    assert "110105199003071239" not in recorded and "a.b@example.com" not in recorded
+    assert recorded == "m-110105********1239/a***@example.com"
+    assert guard.recordable_name("m-110105199003071239/a.b@example.com") is recorded  # remembered
+    assert guard.recordable_name("sk-proj-" + "A" * 40) == "[REDACTED]"
