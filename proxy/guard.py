@@ -156,10 +156,11 @@ class Guard:
         policy = compile_policy(paths, request_pii=request_pii, extra_detectors=extra_detectors, filters=filters)
         return cls(policy, paths, request_pii=request_pii, extra_detectors=extra_detectors, filters=filters)
 
-    def recordable_name(self, name: str) -> str:
-        """A name the client chose (the request's `model`) as metrics labels, spans and audit records may carry
-        it: PII and secrets in it masked with their kind's mask, the rest as it is. Names repeat, so the answers
-        are remembered (at most NAMES_KEPT, for the live policy)."""
+    def recordable_name(self, name: str, *, remember: bool = True) -> str:
+        """A name the client chose (the request's `model`, its request id) as logs, metrics labels, spans and
+        audit records may carry it: PII and secrets in it masked with their kind's mask, the rest as it is.
+        Model names repeat, so the answers are remembered (at most NAMES_KEPT, for the live policy); request
+        ids do not (`remember=False`)."""
         policy = self.policy
         if policy is not self._names_policy:
             self._names, self._names_policy = {}, policy
@@ -175,6 +176,8 @@ class Guard:
                 parts += [name[pos:f.start], masking.mask_value(name[f.start:f.end], d.mask or default_mask(f.kind))]
                 pos = f.end
         recorded = "".join([*parts, name[pos:]])
+        if not remember:
+            return recorded
         if len(self._names) >= NAMES_KEPT:
             self._names.clear()
         self._names[name] = recorded

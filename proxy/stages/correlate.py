@@ -25,7 +25,10 @@ class Correlate:
     @fail_closed
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         supplied = flow.request.headers.get("x-request-id", "")
-        request_id = supplied if _REQUEST_ID.fullmatch(supplied) else uuid.uuid4().hex
+        # Logs and audit records carry the id: one holding PII (an ID number is a sane token too) is replaced.
+        sane = _REQUEST_ID.fullmatch(supplied) is not None and self.services.guard.recordable_name(
+            supplied, remember=False) == supplied
+        request_id = supplied if sane else uuid.uuid4().hex
         if request_id != supplied:
             flow.request.headers["x-request-id"] = request_id
         strip_hop_by_hop(flow.request.headers)

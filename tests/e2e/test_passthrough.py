@@ -127,6 +127,17 @@ def test_exact_passthrough_of_method_path_query_headers_body(proxy: Process, sta
     assert seen["x-request-id"]  # generated and forwarded
 
 
+@pytest.mark.parametrize(("supplied", "kept"), [
+    ("req-42.a:b", True), ("110105199003071239", False), ("x" * 200, False),
+])
+def test_a_clients_request_id_is_kept_only_when_sane_and_free_of_pii(proxy: Process, supplied: str, kept: bool) -> None:
+    """Logs and audit records carry the request id: a PII value (an ID number is a valid token) is replaced."""
+    response = httpx.get(proxy.url + "/echo", headers={"X-Request-ID": supplied})
+    seen = {k.lower(): v for k, v in response.json()["headers"]}
+    assert (seen["x-request-id"] == supplied) is kept
+    assert response.headers["x-warden-request-id"] == seen["x-request-id"]
+
+
 def test_hop_by_hop_headers_are_not_forwarded(proxy: Process) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=5)
     conn.request("GET", "/echo", headers={"Connection": "keep-alive, X-Hop", "X-Hop": "secret-hop",
