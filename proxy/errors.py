@@ -131,7 +131,41 @@ def install_mitmproxy_error_pages() -> None:
 
     _http1.make_error_response = make_error_response
     _mark_upstream_timeouts()
-    _http2.format_error = format_error  # type: ignore[attr-defined]  # the h2 path keeps its text/html content type header
+    _http2.format_error = format_error  # type: ignore[attr-defined]
+    _json_h2_error_pages()
+
+
+def _json_h2_error_pages() -> None:
+    """mitmproxy 12's HTTP/2 server writes its error pages with `content-type: text/html` whatever their body:
+    an error it answers before any response headers (a body over the size limit, an upstream that failed) is
+    sent here the same way, but labelled as the JSON it is. Wraps `Http2Server._handle_event`; idempotent."""
+    from mitmproxy import version
+    from mitmproxy.proxy.commands import SendData
+    from mitmproxy.proxy.layers.http._events import ResponseProtocolError
+    from mitmproxy.proxy.layers.http._http2 import Http2Server
+
+    original = Http2Server._handle_event
+    if getattr(original, "warden", False):
+        return
+
+    def _handle_event(self: Any, event: Any) -> Any:
+        if isinstance(event, ResponseProtocolError) and not self.is_closed(event.stream_id) \
+                and self.is_open_for_us(event.stream_id):
+            stream = self.h2_conn.streams[event.stream_id]
+            status = event.code.http_status_code()
+            if not stream.state_machine.headers_sent and status is not None:
+                error = mitm_error(status, event.message)
+                self.h2_conn.send_headers(event.stream_id, [
+                    (b":status", b"%d" % error.status), (b"server", version.MITMPROXY.encode()),
+                    (b"content-type", b"application/json"),
+                ])
+                self.h2_conn.send_data(event.stream_id, error.body(), end_stream=True)
+                yield SendData(self.conn, self.h2_conn.data_to_send())
+                return
+        yield from original(self, event)
+
+    _handle_event.warden = True  # type: ignore[attr-defined]
+    Http2Server._handle_event = _handle_event  # type: ignore[method-assign]
 
 
 def _mark_upstream_timeouts() -> None:

@@ -249,6 +249,7 @@ class RawH2Client:
                                     server_hostname="localhost")
         assert self.sock.selected_alpn_protocol() == "h2"
         self.conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        self.headers: dict[bytes, bytes] = {}  # of the last response read
         self.conn.initiate_connection()
         self.flush()
 
@@ -265,7 +266,8 @@ class RawH2Client:
         self.flush()
 
     def read_until(self, stream_id: int, *, ended: bool) -> tuple[int, bytes]:
-        """(status, body so far) of `stream_id`, once its first data (or, with `ended`, its end) arrived."""
+        """(status, body so far) of `stream_id`, once its first data (or, with `ended`, its end) arrived; the
+        response headers are kept in `self.headers`."""
         import h2.events
 
         status, body = 0, b""
@@ -274,7 +276,8 @@ class RawH2Client:
                 if getattr(event, "stream_id", None) != stream_id:
                     continue
                 if isinstance(event, h2.events.ResponseReceived):
-                    status = int(dict(event.headers)[b":status"])
+                    self.headers = dict(event.headers)
+                    status = int(self.headers[b":status"])
                 elif isinstance(event, h2.events.DataReceived):
                     body += event.data
                     self.conn.acknowledge_received_data(event.flow_controlled_length, stream_id)
@@ -335,4 +338,17 @@ def test_an_http2_request_without_content_length_reaches_the_upstream_whole(
         status, answer = client_h2.read_until(stream_id, ended=True)
         assert status == 200
         assert json.loads(answer)["choices"][0]["message"]["content"] == "Echo: no length header"
+    client_h2.sock.close()
+
+
+def test_an_http2_body_over_the_limit_gets_a_json_413(standin: Process, start_proxy: ProxyFactory,
+                                                       tmp_path: Path) -> None:
+    cert, key = write_self_signed(tmp_path)
+    proxy = start_proxy(standin.url, "--tls-cert", str(cert), "--tls-key", str(key), "--max-body", "1KiB")
+    client_h2 = RawH2Client(proxy.port, cert)
+    client_h2.post(1, "/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "x" * 4096}]},
+                   content_length=False)
+    status, body = client_h2.read_until(1, ended=True)
+    assert status == 413 and client_h2.headers[b"content-type"] == b"application/json"
+    assert json.loads(body)["error"]["code"] == "request_too_large"
     client_h2.sock.close()
