@@ -271,10 +271,32 @@ class DecodingRelay:
         return out
 
 
+class OpaqueRelay:
+    """The stream callable of an unguarded answer in a content-encoding: its bytes go on as they come (framing
+    compressed bytes finds no events and would hold the whole answer back until its end). The time to first
+    chunk is stamped and the output digested; events are not observed (no usage from such a stream)."""
+
+    __slots__ = ("relay",)
+
+    def __init__(self, relay: SseRelay) -> None:
+        self.relay = relay
+
+    def __call__(self, chunk: bytes) -> Iterable[bytes]:
+        relay = self.relay
+        if not chunk:
+            relay.finish()
+            return []
+        if relay.state.first_chunk_at is None:
+            relay.state.first_chunk_at = relay.clock()
+        relay.hasher.update(chunk)
+        return [chunk]
+
+
 def sse_relay_of(flow: http.HTTPFlow) -> SseRelay | None:
-    """The flow's SseRelay, behind a DecodingRelay or not; None when its answer is not relayed by us."""
+    """The flow's SseRelay, behind a DecodingRelay or an OpaqueRelay or not; None when its answer is not
+    relayed by us."""
     stream = flow.response.stream if flow.response is not None else None
-    if isinstance(stream, DecodingRelay):
+    if isinstance(stream, DecodingRelay | OpaqueRelay):
         return stream.relay
     return stream if isinstance(stream, SseRelay) else None
 
@@ -316,13 +338,15 @@ class Stream:
                                 judge)
         relay = SseRelay(state, self.clock, guard, self.services.digester.stream())
         encoding = flow.response.headers.get("content-encoding", "").strip().lower()
-        if guard is not None and encoding not in ("", "identity"):
+        if encoding in ("", "identity"):
+            flow.response.stream = relay
+        elif guard is None:
+            flow.response.stream = OpaqueRelay(relay)  # pass-through is exact: the client gets it compressed
+        else:
             # Compressed although Warden asked for identity: decoded here, so the client gets it uncompressed.
             del flow.response.headers["content-encoding"]
             flow.response.headers.pop("content-length", None)
             flow.response.stream = DecodingRelay(relay, StreamDecoder(encoding, MAX_DECODED_CHUNK))
-        else:
-            flow.response.stream = relay
 
     def error(self, flow: http.HTTPFlow) -> None:
         """A stream cut short (client gone, upstream gone): still record what was decided and sent. When the

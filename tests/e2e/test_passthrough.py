@@ -352,3 +352,20 @@ def test_an_http2_body_over_the_limit_gets_a_json_413(standin: Process, start_pr
     assert status == 413 and client_h2.headers[b"content-type"] == b"application/json"
     assert json.loads(body)["error"]["code"] == "request_too_large"
     client_h2.sock.close()
+
+
+def test_an_unguarded_compressed_stream_goes_on_as_it_comes(standin: Process, start_proxy: ProxyFactory) -> None:
+    """--no-guard passes a compressed stream on exactly, event by event: not held back until its end."""
+    proxy = start_proxy(standin.url, "--no-guard")
+    body = {"model": "m", "messages": MESSAGES, "stream": True,
+            "standin": {"compress": "gzip", "chars_per_event": 1, "event_delay_ms": 30}}
+    started = time.monotonic()
+    with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=body, timeout=20) as r:
+        assert r.headers["content-encoding"] == "gzip"
+        chunks = r.iter_bytes()
+        first = next(chunks)
+        first_at = time.monotonic() - started
+        raw = first + b"".join(chunks)
+    total = time.monotonic() - started
+    assert first.startswith(b"data: ") and first_at < total / 2  # ~30 events, 30 ms apart
+    assert sse_text(raw) and raw.endswith(b"data: [DONE]\n\n")
