@@ -259,12 +259,15 @@ class DecodingRelay:
         try:
             plain = self.decoder.decode(chunk) if chunk else self.decoder.finish()
         except StreamDecodeError as exc:
-            log.warning("cannot decode the upstream's stream; ending it", extra={
-                "request_id": relay.state.request_id, "encoding": self.decoder.encoding, "reason": str(exc)})
             self.failed = True
+            closing = []
+            if relay.guard is None or not relay.guard.ended:  # a blocked stream has said its last word
+                log.warning("cannot decode the upstream's stream; ending it", extra={
+                    "request_id": relay.state.request_id, "encoding": self.decoder.encoding, "reason": str(exc)})
+                closing.append(relay.end_upstream_error(f"it cannot be decoded: {exc}"))
             if not chunk:
-                relay.finish()
-            return [relay.end_upstream_error(f"it cannot be decoded: {exc}")]
+                relay.finish()  # after the closing bytes: the output digest covers them
+            return closing
         out = list(relay(plain)) if plain else []  # b"" would mean the end to the relay
         if not chunk:
             out += relay(b"")

@@ -313,3 +313,32 @@ def test_an_event_nested_deeper_than_any_parser_goes_ends_the_stream_closed(poli
     deep = b'data: {"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n\n"
     out = b"".join(guarded(deep))
     assert b"not JSON" in out and out.endswith(b"data: [DONE]\n\n")
+
+
+def test_a_compressed_stream_is_decoded_and_a_chunk_that_cannot_be_ends_it_once(policy: Policy) -> None:
+    import zlib
+
+    from proxy.bodies import StreamDecoder
+    from proxy.stages.stream import DecodingRelay
+
+    encoder = zlib.compressobj(wbits=31)
+    events = events_of(chat_sse("card " + ID + " ok"))
+
+    def compressed(event: bytes) -> bytes:
+        return encoder.compress(event) + encoder.flush(zlib.Z_SYNC_FLUSH)
+
+    relay_, state = sse_relay(StreamGuard(policy.response, PseudonymVault(), Route.CHAT, 400))
+    decoding = DecodingRelay(relay_, StreamDecoder("gzip", 1 << 20))
+    out = b"".join(b"".join(decoding(compressed(e))) for e in events)
+    assert ID.encode() not in out and client_text(out) == expected_text(policy, "card " + ID + " ok")
+    closing = b"".join(decoding(b"not gzip at all"))
+    assert b"cannot be decoded" in closing and closing.endswith(b"data: [DONE]\n\n")
+    assert list(decoding(compressed(b"data: more\n\n"))) == [] and list(decoding(b"")) == []
+    assert state.output_digest == hmac.new(b"k", out + closing, digestmod="sha256").hexdigest()
+
+    blocked_relay, _ = sse_relay(StreamGuard(policy.response, PseudonymVault(), Route.CHAT, 400))
+    blocked = DecodingRelay(blocked_relay, StreamDecoder("gzip", 1 << 20))
+    encoder = zlib.compressobj(wbits=31)
+    said = b"".join(b"".join(blocked(compressed(e))) for e in events_of(chat_sse("how to make a bomb at home")))
+    assert b"content_blocked" in said
+    assert list(blocked(b"not gzip at all")) == []  # a blocked stream has said its last word
