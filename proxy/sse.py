@@ -124,6 +124,9 @@ class SseFramer:
         i = self._scan_from
         n = len(buf)
         line_empty = self._line_empty  # a line end just passed: another one ends the event
+        # The next CR and LF at or after i (n: none), each searched again only once passed: a line of content is
+        # skipped in C, and the searches stay linear however the two line ends are mixed.
+        next_cr = next_lf = -1
         while i < n:
             b = buf[i]
             if b in {10, 13}:
@@ -136,14 +139,12 @@ class SseFramer:
                     return i + 1
                 line_empty = True
             else:
-                # The rest of a content line in one C call: no line end can come before the next CR or LF.
-                cr, lf = buf.find(b"\r", i), buf.find(b"\n", i)
-                ends = [e for e in (cr, lf) if e >= 0]
                 line_empty = False
-                if not ends:
-                    i = n
-                    break
-                i = min(ends)
+                if next_cr < i:
+                    next_cr = buf.find(b"\r", i) % (n + 1)  # -1 (none) becomes n
+                if next_lf < i:
+                    next_lf = buf.find(b"\n", i) % (n + 1)
+                i = min(next_cr, next_lf)  # the rest of the content line, skipped
                 continue
             i += 1
         self._scan_from, self._line_empty = i, line_empty

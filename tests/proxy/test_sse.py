@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -77,14 +78,19 @@ def test_mixed_line_endings_split_anywhere_frame_as_fed_whole(data: bytes, cuts:
     assert b"".join(whole[0] + whole[1]) == data
 
 
-def test_a_long_event_with_cr_line_ends_is_scanned_once() -> None:
+@pytest.mark.parametrize(("first", "line"), [
+    (b"", b"data: " + b"x" * 100 + b"\r\n"),  # CRLF throughout
+    (b"data: a\r\n", b"data: " + b"x" * 100 + b"\n"),  # one CR, then LF lines: a CR search must not rerun per line
+    (b"", b"data: " + b"x" * 100 + b"\r"),  # CR throughout
+])
+def test_a_long_event_with_cr_line_ends_is_scanned_once(first: bytes, line: bytes) -> None:
     """A 4 MB event in 1 KB chunks: a framer that rescanned the buffer on every chunk took seconds (quadratic)."""
     import time
 
-    line = b"data: " + b"x" * 100 + b"\r\n"
-    body = line * (4 * 1024 * 1024 // len(line)) + b"\r\n"
-    framer = SseFramer()
-    started = time.process_time()
-    events = [e for i in range(0, len(body), 1024) for e in framer.feed(body[i:i + 1024])]
-    assert time.process_time() - started < 2.0
-    assert len(events) == 1 and events[0].raw == body
+    body = first + line * (4 * 1024 * 1024 // len(line)) + line[-1:] + b"data: next"
+    for size in (1024, len(body)):  # in small chunks, and in one read
+        framer = SseFramer()
+        started = time.process_time()
+        events = [e for i in range(0, len(body), size) for e in framer.feed(body[i:i + size])]
+        assert time.process_time() - started < 2.0
+        assert len(events) == 1 and events[0].raw == body[: -len(b"data: next")]
