@@ -26,6 +26,7 @@ log = logging.getLogger("warden.webhook")
 EXIT_CONFIG = 78
 EXIT_USAGE = 64
 MAX_REVIEW_BYTES = 4 * 1024 * 1024  # the API server caps requests at 3 MiB; a pod never comes near
+REQUEST_TIMEOUT_SECONDS = 10  # the API server's own webhook timeout is 10 s by default
 
 
 def _pointer(path: list[str]) -> str:
@@ -78,6 +79,7 @@ def review_response(review: dict[str, Any], options: InjectOptions) -> dict[str,
 class _Handler(BaseHTTPRequestHandler):
     server_version = "warden-webhook"
     options: InjectOptions  # set on the subclass made by `make_server`
+    timeout = REQUEST_TIMEOUT_SECONDS  # on the socket: a peer that stalls (handshake, headers, body) is dropped
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0] == "/healthz":
@@ -89,7 +91,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.split("?", 1)[0] != "/mutate":
             self._send(404, {"error": "not found"})
             return
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isdigit() else 0
         if not 0 < length <= MAX_REVIEW_BYTES:
             self._send(413 if length else 400, {"error": "bad Content-Length"})
             return
@@ -114,16 +117,36 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s " + format, self.address_string(), *args)
 
 
+class _TlsServer(ThreadingHTTPServer):
+    """TLS per accepted connection, its handshake in the request's own thread (under the handler's socket
+    timeout): a listening socket wrapped whole shakes hands inside the accept loop, where one peer that
+    connects and sends nothing stops every later call, and pod creation waits on those calls."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 context: ssl.SSLContext) -> None:
+        super().__init__(address, handler)
+        self.context = context
+
+    def get_request(self) -> tuple[Any, Any]:
+        sock, address = super().get_request()
+        return self.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), address
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exception(), OSError):  # a failed handshake, a peer gone: theirs, not a bug of ours
+            log.debug("webhook connection failed", extra={"error": str(sys.exception())})
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(host: str, port: int, cert: str, key: str, options: InjectOptions) -> ThreadingHTTPServer:
-    """A bound, TLS-wrapped server (port 0 picks a free one); call `serve_forever()` and `shutdown()`."""
+    """A bound, TLS-serving server (port 0 picks a free one); call `serve_forever()` and `shutdown()`."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.load_cert_chain(cert, key)
     handler = type("Handler", (_Handler,), {"options": options})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    return server
+    return _TlsServer((host, port), handler, context)
 
 
 def build_parser() -> argparse.ArgumentParser:

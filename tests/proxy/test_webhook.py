@@ -4,8 +4,10 @@ import base64
 import copy
 import http.client
 import json
+import socket
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,6 +128,32 @@ def test_healthz_and_bad_requests(webhook: tuple[int, ssl.SSLContext]) -> None:
     assert call(webhook, "GET", "/nope")[0] == 404
     assert call(webhook, "POST", "/mutate", b"{not json")[0] == 400
     assert call(webhook, "POST", "/mutate", {"kind": "AdmissionReview"})[0] == 400
+
+
+def test_a_client_that_never_speaks_tls_does_not_stall_the_webhook(webhook: tuple[int, ssl.SSLContext]) -> None:
+    """The TLS handshake runs in the request's own thread (with a timeout), not in the accept loop: a peer that
+    connects and sends nothing must not stop the API server's calls (pod creation waits on them)."""
+    port, _ = webhook
+    with socket.create_connection(("127.0.0.1", port)):  # connects, never says a word
+        started = time.monotonic()
+        assert call(webhook, "GET", "/healthz") == (200, {"status": "ok"})
+        assert time.monotonic() - started < 5
+    with socket.create_connection(("127.0.0.1", port)) as garbage:  # not TLS at all: that connection alone fails
+        garbage.sendall(b"GET /healthz HTTP/1.1\r\n\r\n")
+        assert garbage.recv(100) == b""
+    assert call(webhook, "GET", "/healthz") == (200, {"status": "ok"})
+
+
+def test_a_content_length_that_is_not_a_number_is_a_400(webhook: tuple[int, ssl.SSLContext]) -> None:
+    port, context = webhook
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
+    try:
+        conn.putrequest("POST", "/mutate")
+        conn.putheader("Content-Length", "ten")
+        conn.endheaders()
+        assert conn.getresponse().status == 400
+    finally:
+        conn.close()
 
 
 def test_json_patch_escapes_pointers() -> None:
