@@ -97,9 +97,7 @@ class SseFramer:
     def flush(self) -> list[SseEvent]:
         """At end of stream: whatever is left, as a last event. It may lack its blank line (the spec drops
         such an event; a proxy passes its bytes on), or end in a CR that no longer waits for an LF."""
-        rest = bytes(self._buf)
-        self._buf.clear()
-        self._restart()
+        rest = self.take_pending()
         return [parse_event(rest)] if rest else []
 
     def _boundary(self) -> int:

@@ -39,6 +39,11 @@ def sse_data(obj: object) -> bytes:
     return b"data: " + json_bytes(obj) + b"\n\n"
 
 
+def closing_events(error: ApiError) -> bytes:
+    """The last bytes of a stream Warden ends itself: the OpenAI-shaped error event and `data: [DONE]`."""
+    return sse_data(error.payload()) + DONE
+
+
 class Lenient(dict[str, Any]):
     """An event object that only the standard library's parser accepted (NaN, integers beyond 64 bits, lone
     surrogates, UTF-16): it is written back by the standard library too, so no value changes on the way."""
@@ -417,11 +422,10 @@ class StreamGuard:
         error = ApiError(self.block_status, "invalid_request_error", "content_blocked",
                          f"The model's answer was blocked by policy (rules: {', '.join(rules) or 'unknown'}).",
                          param="output", rules=rules)
-        out.append(sse_data(error.payload()))
-        out.append(DONE)
+        out.append(closing_events(error))
         return out
 
     def fail(self, why: str) -> list[bytes]:
         self.ended = True
         error = ApiError(502, "upstream_error", "invalid_upstream_stream", why)
-        return [sse_data(error.payload()), DONE]
+        return [closing_events(error)]

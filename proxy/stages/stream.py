@@ -29,7 +29,7 @@ from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import record_decisions
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
-from proxy.stream_guard import DONE, Judge, StreamGuard, sse_data
+from proxy.stream_guard import Judge, StreamGuard, closing_events
 from rules.findings import SEVERITY, Action
 from rules.pseudonym import PseudonymVault
 from rules.scanner import ScanResult
@@ -128,7 +128,7 @@ class SseRelay:
         guard.ended = True
         failure = ApiError(500, "server_error", "internal_error",
                            f"Warden failed while guarding this stream (request id {self.state.request_id}).")
-        yield self._emit([sse_data(failure.payload()), DONE])
+        yield self._emit([closing_events(failure)])
 
     def _guarded(self, events: list[SseEvent], *, end: bool) -> Iterator[bytes]:
         """Guarded events of one upstream read. The first goes out at once; the rest are written together,
@@ -168,7 +168,7 @@ class SseRelay:
         if self.guard is not None:
             self.guard.ended = True
         error = upstream_unavailable(f"the stream broke off ({detail})")
-        return sse_data(error.payload()) + DONE
+        return closing_events(error)
 
     def end_upstream_error(self, detail: str) -> bytes:
         """The upstream's stream cannot be guarded any further (it cannot be decoded, an event never ends): the
@@ -177,7 +177,7 @@ class SseRelay:
         if self.guard is not None:
             self.guard.ended = True
         error = upstream_unavailable(f"the stream cannot be relayed ({detail})")
-        return self._emit([sse_data(error.payload()), DONE])
+        return self._emit([closing_events(error)])
 
     def sent(self, data: bytes) -> None:
         """`data` reached the client outside the stream callable: the output digest covers it too."""
