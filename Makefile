@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint install
 
-$(STAMP): pyproject.toml
+# rules/_compact.c is compiled by the install: a change to it needs one.
+$(STAMP): pyproject.toml rules/_compact.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
 	touch $@

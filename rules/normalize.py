@@ -12,8 +12,9 @@ Two views of a text are matched:
 Every view keeps an `OffsetMap` so a span found in it maps back to Python string indices into the raw text.
 Speed: an ASCII text without skip characters costs one `isascii()` and one `lower()`; otherwise the
 character work is done by `str.translate` with tables built once, and only characters that change length
-(removed or expanded) are visited from Python. Skip runs are found in one pass of Python's `re` over the
-lowered text (`_skip_runs`), defined by the RE2 of `_skip_re`.
+(removed or expanded) are visited from Python. Skip runs are found and removed in one pass of C over the
+lowered text (rules/_compact.c), or of Python's `re` (`_skip_runs`) where that module was not built; both
+are defined by the RE2 of `_skip_re`.
 """
 
 from __future__ import annotations
@@ -27,10 +28,17 @@ from dataclasses import dataclass
 from importlib import resources
 from itertools import accumulate, chain
 from operator import add
+from types import ModuleType
 from typing import Any
 
 import re2
 from re2 import _Anchor, _re2
+
+_native: ModuleType | None
+try:
+    from rules import _compact as _native  # the skip runs in C (rules/_compact.c), built at install
+except ImportError:  # installed without a compiler: `_SkipRuns` finds the same runs with Python's `re`
+    _native = None
 
 _UNANCHORED = _Anchor.UNANCHORED
 _bytes_to_chars = _re2.BytesToCharLen
@@ -473,8 +481,15 @@ def compact_of(base: View, config: NormalizeConfig, lowered: View | None = None)
     if runs is None:
         return _compact_re2(lowered_of(base) if lowered is None else lowered, config)
     text, maps = _lowered_text(base) if lowered is None else (lowered.text, lowered.maps)
-    # The common case in one C call and no Match objects: split yields the text between runs, then per run
-    # the run and each group (None unless a space run was folded or a run awaits RE2's verdict).
+    if _native is not None:
+        found = _native.compact(text, runs.chars, config.max_skip, runs.cjk_letters, _is_letter)
+        if found is None:
+            return View(text, maps) if lowered is None else lowered
+        new_text, ns, ne, rs, re_ = found
+        return View(new_text, (*maps, OffsetMap(ns, ne, rs, re_)))
+    # Without the C module: the common case in one C call and no Match objects: split yields the text between
+    # runs, then per run the run and each group (None unless a space run was folded or a run awaits RE2's
+    # verdict).
     parts = runs.split(text)
     per = runs.regex.groups + 2
     count = len(parts) // per
@@ -501,6 +516,8 @@ class _SkipRuns:
     ASCII letter or a CJK ideograph a run matches directly; next to any other non-ASCII character it
     matches in a group of `verify` and stays only if RE2 calls both neighbours letters."""
 
+    chars: str  # the skip characters, for rules._compact
+    cjk_letters: bool  # RE2 calls every unified ideograph a letter (`_plain_letters`)
     regex: re.Pattern[str]
     verify: frozenset[int]  # groups: runs whose neighbours RE2 must confirm as letters
     fold: int  # group: a space run folded to one space
@@ -539,7 +556,8 @@ def _skip_runs(skip_chars: str, max_skip: int) -> _SkipRuns | None:
     # The first character of a run, consumed, then the alternatives of `_skip_re` in its order, each looking
     # back past that character; `re` skips to the next possible first character in C.
     pattern = f"[{_py_chars(skip | {' '})}](?:{'|'.join(alts)})"
-    return _SkipRuns(re.compile(pattern), frozenset({verify} - {0}), verify + 1, re.compile(f"({pattern})").split)
+    return _SkipRuns("".join(sorted(skip)), _plain_letters() != "A-Za-z", re.compile(pattern),
+                     frozenset({verify} - {0}), verify + 1, re.compile(f"({pattern})").split)
 
 
 _MAYBE_LETTER = "A-Za-z\u0080-\U0010ffff"

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
 import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rules import normalize
 from rules.normalize import (
     SET_SENTINEL,
     NormalizeConfig,
@@ -175,18 +180,82 @@ _SKIP_CONFIGS = [
 ]
 
 
+@contextmanager
+def _skip_runs_in_python() -> Iterator[None]:
+    """`compact_of` as an install without the C module runs it: skip runs found by Python's `re`."""
+    saved = normalize._native
+    normalize._native = None
+    try:
+        yield
+    finally:
+        normalize._native = saved
+
+
+def test_the_c_skip_run_finder_is_built() -> None:
+    """The install compiles rules/_compact.c (its extension is optional so that an install without a compiler
+    still works, slower); a build that silently fell back would leave the C path untested."""
+    from rules import _compact
+
+    assert normalize._native is _compact
+
+
 @settings(max_examples=300, deadline=None)
 @given(_AROUND_RUNS)
-def test_the_skip_runs_found_by_re_are_the_ones_re2_finds(text: str) -> None:
-    """`compact_of` finds skip runs with Python's `re`; `_compact_re2` (one RE2 search per run, and the path for
-    skip characters that are letters) is the definition: same text, same offsets back to the raw text."""
+def test_the_skip_runs_found_in_c_and_by_re_are_the_ones_re2_finds(text: str) -> None:
+    """`compact_of` finds skip runs in C (rules/_compact.c) or, without it, with Python's `re`; `_compact_re2`
+    (one RE2 search per run, and the path for skip characters that are letters) is the definition: same text,
+    same offsets back to the raw text."""
     from rules.normalize import _compact_re2, compact_of, lowered_of
 
     for config in _SKIP_CONFIGS:
         base = base_view(text, config)
-        ours, theirs = compact_of(base, config), _compact_re2(lowered_of(base), config)
-        assert ours.text == theirs.text and ours.data == theirs.data
-        n = len(ours.text)
-        for i in range(n + 1):
-            for j in range(i, min(n, i + 3) + 1):
-                assert ours.raw_span(i, j) == theirs.raw_span(i, j)
+        theirs = _compact_re2(lowered_of(base), config)
+        in_c = compact_of(base, config)
+        with _skip_runs_in_python():
+            by_re = compact_of(base, config)
+        for ours in (in_c, by_re):
+            assert ours.text == theirs.text and ours.data == theirs.data
+            n = len(ours.text)
+            for i in range(n + 1):
+                for j in range(i, min(n, i + 3) + 1):
+                    assert ours.raw_span(i, j) == theirs.raw_span(i, j)
+
+
+def test_the_c_skip_run_finder_on_long_texts_of_every_string_kind() -> None:
+    """Hundreds of edits (the edit buffer grows), long space runs, and texts whose widest character is
+    Latin-1, BMP or astral; a text whose only wide characters are removed comes back in the narrow kind."""
+    from rules.normalize import _compact_re2, compact_of, lowered_of
+
+    unit = "代 考.试 a.b  c" + " " * 40 + "x·y 中•文 "
+    for wide in ("é", "ж", "\U0001f600"):
+        text = (unit + wide) * 500
+        base = base_view(text, CONFIG)
+        ours, theirs = compact_of(base, CONFIG), _compact_re2(lowered_of(base), CONFIG)
+        assert ours.text == theirs.text
+        assert [ours.raw_span(i, i + 2) for i in range(0, 2000, 7)] == [
+            theirs.raw_span(i, i + 2) for i in range(0, 2000, 7)
+        ]
+    for text, expected in (("a•b", "ab"), ("my·take", "mytake")):  # from UCS2 and from Latin-1 to ASCII
+        only_removed = compact_view(text, CONFIG).text
+        assert only_removed == expected and only_removed.isascii()
+
+
+def test_the_c_skip_run_finder_rejects_bad_arguments_and_passes_on_errors() -> None:
+    from rules import _compact
+
+    with pytest.raises(TypeError):
+        _compact.compact(b"a.b", ".", 3, True, lambda c: True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        _compact.compact("a.b", ".", 3, True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _compact.compact("a.b", ".", 3, True, None)  # type: ignore[arg-type]
+
+    def broken(c: str) -> bool:
+        raise LookupError(c)
+
+    # "é" is neither an ASCII letter nor an ideograph: RE2 (here: `broken`) is asked, and its error surfaces.
+    with pytest.raises(LookupError, match="é"):
+        _compact.compact("é.b", ".", 3, True, broken)
+    assert _compact.compact("é.b", ".", 3, True, lambda c: True) == ("éb", [1], [1], [1], [2])
+    assert _compact.compact("é.b", ".", 3, True, lambda c: False) is None
+    assert _compact.compact("plain text", ".", 3, True, broken) is None
