@@ -487,9 +487,9 @@ def compact_of(base: View, config: NormalizeConfig, lowered: View | None = None)
             return View(text, maps) if lowered is None else lowered
         new_text, ns, ne, rs, re_ = found
         return View(new_text, (*maps, OffsetMap(ns, ne, rs, re_)))
-    # Without the C module: the common case in one C call and no Match objects: split yields the text between
-    # runs, then per run the run and each group (None unless a space run was folded or a run awaits RE2's
-    # verdict).
+    # Without the C module, Python's `re`; the common case in one `split` and no Match objects: split yields
+    # the text between runs, then per run the run and each group (None unless a space run was folded or a run
+    # awaits RE2's verdict).
     parts = runs.split(text)
     per = runs.regex.groups + 2
     count = len(parts) // per
@@ -514,7 +514,8 @@ class _SkipRuns:
     in ASCII '.'). `re` has lookbehind, so a match is the run alone, and two runs around one letter ("代 考
     试") need no resumed search. Letters are RE2's `\\pL` (the tables may differ from Python's): next to an
     ASCII letter or a CJK ideograph a run matches directly; next to any other non-ASCII character it
-    matches in a group of `verify` and stays only if RE2 calls both neighbours letters."""
+    matches in a group of `verify` and stays only if RE2 calls both neighbours letters. Where rules/_compact.c
+    was built, it finds the same runs in C from `chars` and `cjk_letters`, and this regex is not used."""
 
     chars: str  # the skip characters, for rules._compact
     cjk_letters: bool  # RE2 calls every unified ideograph a letter (`_plain_letters`)

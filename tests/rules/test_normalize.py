@@ -194,8 +194,10 @@ def _skip_runs_in_python() -> Iterator[None]:
 def test_the_c_skip_run_finder_is_built() -> None:
     """The install compiles rules/_compact.c (its extension is optional so that an install without a compiler
     still works, slower); a build that silently fell back would leave the C path untested."""
-    from rules import _compact
-
+    try:
+        from rules import _compact
+    except ImportError as e:
+        pytest.fail(f"rules/_compact.c was not compiled by the install ({e}): install gcc, then `make install`")
     assert normalize._native is _compact
 
 
