@@ -15,9 +15,9 @@
         `is_letter` says both are RE2 letters; the run is consumed either way);
      3. a run of two or more spaces: folded to one space.
    Skip characters are never letters or ideographs (the caller checks), so a run is the maximal stretch of
-   its characters after its first one. (Where `re` backtracks to a shorter run of 2., ending before a
-   non-ASCII skip character, RE2 rejects that neighbour as a letter: no edit either way, and the characters
-   it consumes could start no edit.) */
+   its characters after its first one. (In 2., `re` may backtrack to a shorter run that ends before a
+   non-ASCII skip character, a `_MAYBE_LETTER`; RE2 then rejects that character as a letter: no edit either
+   way, and the characters that match consumes could start no edit.) */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -28,7 +28,6 @@ typedef struct {
     unsigned char ascii_skip[128];    /* 1: a skip character */
     Py_UCS4 wide_skip[MAX_SKIP_CHARS]; /* non-ASCII skip characters */
     Py_ssize_t n_wide;
-    int space_is_skip;
 } SkipSet;
 
 static int
@@ -180,9 +179,8 @@ find_edits_of_kind(const int kind, PyObject *text, const SkipSet *set, Py_ssize_
         /* 2: non-space skip characters between two letters. */
         if (max_skip > 0 && i > 0 && c != ' ' && maybe_letter(before)) {
             Py_ssize_t j = i + 1;
-            Py_UCS4 d = 0;
             while (j < n && j - i < max_skip) {
-                d = PyUnicode_READ(kind, data, j);
+                const Py_UCS4 d = PyUnicode_READ(kind, data, j);
                 if (d == ' ' || !is_skip(set, d)) {
                     break;
                 }
@@ -301,8 +299,8 @@ apply_edits(PyObject *text, const Edits *edits, Py_UCS4 maxchar)
         goto done;
     }
     /* Copied by hand, not by PyUnicode_CopyCharacters: when the removed characters were the only wide ones,
-       `out` is narrower than `text`, and CPython 3.12 then checks the maximum of the wrong source range
-       (from its start instead of from `from_start`), refusing a valid copy. */
+       `out` is narrower than `text`, and CPython 3.12 refused such copies from a Latin-1 text into an ASCII
+       one although the copied range was ASCII ("my·take" -> "mytake" raised SystemError; a test keeps it). */
     const int in_kind = PyUnicode_KIND(text);
     const int out_kind = PyUnicode_KIND(out);
     const void *in_data = PyUnicode_DATA(text);
@@ -396,7 +394,6 @@ compact(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
     }
-    set.space_is_skip = set.ascii_skip[' '];
 
     Edits edits = {NULL, NULL, NULL, 0, 0};
     Py_UCS4 maxchar = 0;
