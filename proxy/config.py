@@ -40,6 +40,8 @@ class WardenConfig:
     upstream: str
     listen: HostPort = HostPort("0.0.0.0", 8080)  # noqa: S104 - a sidecar serves the pod's network
     admin: HostPort = HostPort("127.0.0.1", 9464)
+    admin_token: str | None = None  # bearer token for /metrics; required when `admin` is not loopback
+    admin_token_file: str | None = None  # ... or read from this file (a mounted Secret)
     backend: str = "vllm"
     health_path: str | None = None
     upstream_timeout: float = 120.0  # seconds until the upstream's response headers

@@ -8,12 +8,15 @@ from urllib.parse import urlsplit
 
 import certifi
 
+MAX_ANSWER_BYTES = 16 * 1024 * 1024  # vLLM's metrics are tens of KiB; an endless answer must not fill memory
+
 
 class ProbeError(Exception):
     """The upstream could not be asked; the message says how it failed."""
 
 
-async def http_get(url: str, timeout: float = 2.0, *, verify_tls: bool | str = True) -> tuple[int, bytes]:
+async def http_get(url: str, timeout: float = 2.0, *, verify_tls: bool | str = True,
+                   max_bytes: int = MAX_ANSWER_BYTES) -> tuple[int, bytes]:
     parts = urlsplit(url)
     tls = parts.scheme == "https"
     port = parts.port or (443 if tls else 80)
@@ -34,19 +37,24 @@ async def http_get(url: str, timeout: float = 2.0, *, verify_tls: bool | str = T
                     "User-Agent: warden-probe\r\n\r\n".encode()
                 )
                 await writer.drain()
-                raw = await reader.read(16 * 1024 * 1024)
+                raw = bytearray()
                 while chunk := await reader.read(65536):
                     raw += chunk
+                    if len(raw) > max_bytes:
+                        raise ProbeError(f"answer longer than {max_bytes} bytes")
             finally:
                 writer.close()
     except (OSError, TimeoutError) as exc:
         raise ProbeError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
-    head, _, body = raw.partition(b"\r\n\r\n")
+    head, _, body = bytes(raw).partition(b"\r\n\r\n")
     status_line = head.split(b"\r\n", 1)[0].split()
     if len(status_line) < 2 or not status_line[1].isdigit():
         raise ProbeError("malformed HTTP response")
     if b"transfer-encoding: chunked" in head.lower():
-        body = _dechunk(body)
+        try:
+            body = _dechunk(body)
+        except ValueError:
+            raise ProbeError("malformed chunked body") from None
     return int(status_line[1]), body
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from audit.errors import AuditError
 from models.errors import ModelsError
+from proxy.admin import with_admin_token
 from proxy.audit_setup import open_audit
 from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.digest import Digester
@@ -42,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream-connect-timeout", dest="upstream_connect_timeout",
                    help="time to connect to the model server (default 10s)")
     p.add_argument("--max-body", dest="max_body_bytes", help="request body limit (default 8MiB)")
+    p.add_argument("--admin-token", dest="admin_token",
+                   help="bearer token for /metrics (required when --admin is not loopback)")
+    p.add_argument("--admin-token-file", dest="admin_token_file", help="read the admin token from this file")
     p.add_argument("--drain-grace", dest="drain_grace", help="SIGTERM grace period (default 30s)")
     p.add_argument("--tls-cert", dest="tls_cert", help="serve TLS (and HTTP/2) with this certificate (PEM)")
     p.add_argument("--tls-key", dest="tls_key", help="private key for --tls-cert (PEM)")
@@ -101,6 +105,8 @@ def build_services(config: WardenConfig) -> Services:
 
 async def run(config: WardenConfig) -> int:
     try:
+        # First: an admin port that would serve /metrics to anyone is refused before the slow start-up.
+        config = with_admin_token(config)
         services = build_services(config)
     except (RulesError, ValueError, AuditError, ModelsError) as exc:
         log.error("cannot start: %s", exc)

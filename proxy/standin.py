@@ -97,6 +97,7 @@ class StandinConfig:
     chunk_bytes: int = 0
     chars_per_event: int = 4
     event_delay_ms: int = 0
+    health: bool = True  # False: no health endpoint (404), like llama-cpp-python's server
 
 
 def last_user_text(body: dict[str, Any]) -> str:
@@ -185,7 +186,9 @@ class StandinHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
-        if path in ("/health", "/v2/health/ready"):
+        if path in ("/health", "/v2/health/ready") and not self.server.config.health:
+            self.send_json(404, {"detail": "Not Found"})  # FastAPI's 404, as llama-cpp-python answers it
+        elif path in ("/health", "/v2/health/ready"):
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -506,8 +509,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--event-delay-ms", type=int, default=0)
     parser.add_argument("--tls-cert", help="serve HTTPS with this PEM certificate (and --tls-key)")
     parser.add_argument("--tls-key")
+    parser.add_argument("--no-health", dest="health", action="store_false",
+                        help="answer /health with 404, as llama-cpp-python's server does (llama-server has one)")
     args = parser.parse_args(argv)
-    config = StandinConfig(args.chunk_bytes, args.chars_per_event, args.event_delay_ms)
+    config = StandinConfig(args.chunk_bytes, args.chars_per_event, args.event_delay_ms, args.health)
     tls = None
     if args.tls_cert:
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

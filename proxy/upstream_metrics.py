@@ -74,37 +74,34 @@ class UpstreamMetrics(Collector):
 
 
 class UpstreamHealth(Collector):
-    """`warden_upstream_up`: the upstream's health path answered 2xx at the last scrape."""
+    """`warden_upstream_up`: the upstream answered its health check at the last scrape. `check` is the admin
+    port's readiness probe of the upstream (proxy/admin.py `Readiness.upstream`), so the gauge and `/readyz`
+    read one result, including its fallback when the health path answers 404."""
 
-    def __init__(self, url: str, fetch: Fetch | None = None, verify_tls: bool | str = True) -> None:
-        self.url = url
-        self._fetch = fetch or (lambda u: http_get(u, 2.0, verify_tls=verify_tls))
+    def __init__(self, check: Callable[[], Awaitable[tuple[bool, str]]]) -> None:
+        self._check = check
         self._up = 0.0
 
     def describe(self) -> Iterable[Any]:
         return []
 
     async def refresh(self) -> None:
-        try:
-            status, _ = await self._fetch(self.url)
-            self._up = 1.0 if 200 <= status < 300 else 0.0
-        except ProbeError:
-            self._up = 0.0
+        # Down until shown up: a check cut short by the scrape hook's bound must not leave a stale 1.
+        self._up = 0.0
+        ok, _ = await self._check()
+        self._up = 1.0 if ok else 0.0
 
     def collect(self) -> Iterator[Any]:
-        yield GaugeMetricFamily("warden_upstream_up", "1 when the upstream's health check answered 2xx at the "
+        yield GaugeMetricFamily("warden_upstream_up", "1 when the upstream answered its health check at the "
                                 "last scrape.", value=self._up)
 
 
 def attach(config: WardenConfig, metrics: Metrics) -> None:
-    """Register the upstream health gauge and, when configured, the merged upstream metrics."""
-    verify = config.upstream_verify
-    health = UpstreamHealth(config.upstream + config.readiness_path, verify_tls=verify)
-    metrics.registry.register(health)
-    metrics.add_scrape_hook(health.refresh)
+    """Register the merged upstream metrics, when configured. (The health gauge is registered by the admin
+    server, which owns the probe it reports: proxy/admin.py `AdminServer`.)"""
     if config.upstream_metrics:
         merged = UpstreamMetrics(metrics_url(config.upstream, config.upstream_metrics),
-                                 config.upstream_metrics_prefixes, verify_tls=verify)
+                                 config.upstream_metrics_prefixes, verify_tls=config.upstream_verify)
         metrics.registry.register(merged)
         metrics.add_scrape_hook(merged.refresh)
 

@@ -50,9 +50,14 @@ def test_merged_upstream_metrics_and_health_in_our_exposition() -> None:
             raise ProbeError("ConnectionRefusedError")
         return answers[path]
 
+    async def health() -> tuple[bool, str]:  # stands in for the admin port's Readiness.upstream
+        try:
+            return (await fetch("http://up:8000/health"))[0] == 200, ""
+        except ProbeError as exc:
+            return False, str(exc)
+
     metrics = Metrics()
-    for collector in (UpstreamMetrics("http://up:8000/metrics", ("vllm:",), fetch=fetch),
-                      UpstreamHealth("http://up:8000/health", fetch=fetch)):
+    for collector in (UpstreamMetrics("http://up:8000/metrics", ("vllm:",), fetch=fetch), UpstreamHealth(health)):
         metrics.registry.register(collector)
         metrics.add_scrape_hook(collector.refresh)
     found = scrape(metrics)
