@@ -17,6 +17,15 @@ Configuration, by pod annotations:
   /readyz follows that server's own health endpoint;
 - `warden.io/policy`: `NAME` or `NAME:KEY[,KEY...]`: a ConfigMap whose keys (default `rules.yaml`) are mounted
   read-only at /etc/warden/policy and passed with --rules. A missing key fails the pod's start (fail closed).
+- `warden.io/admin-token-secret`: `NAME` or `NAME:KEY` (the same form as the policy), default
+  `warden-admin-token:token`: the Secret key holding the bearer token /metrics requires. Every injected pod
+  mounts it, because the admin port must listen on the pod IP and `warden serve` refuses a non-loopback admin
+  address without a token (exit 78). It is a read-only volume at /etc/warden/admin-token/token passed with
+  --admin-token-file, not an env var: an env var's value is in the process environment (/proc/PID/environ,
+  inherited by every child, copied into crash reports and debug dumps). Either way a rotated Secret takes a
+  restart: the file is read once at start-up. A missing Secret or key fails the pod visibly: the kubelet
+  cannot mount the volume, so the pod stays Pending (ContainerCreating or Init:0/N) with a FailedMount event
+  naming the Secret, instead of starting with /metrics open or crash-looping.
 
 Redirection is port takeover. Exactly this is rewritten, nothing else:
 1. The model container is the container that declares containerPort P, else the first container. Its port
@@ -37,7 +46,9 @@ after the pod's own init containers) unless `native_sidecar=False`, then the las
 readiness /readyz, liveness /healthz and a startup probe /healthz on A (so the model container starts after
 Warden listens), POD_NAME/POD_NAMESPACE from the downward API (audit origins), a non-root read-only
 securityContext, emptyDirs for /var/lib/warden (audit log and keys: lost with the pod, mirror them with
-`--audit-s3` for retention) and /tmp. The `warden.io/status` annotation records what was done.
+`--audit-s3` for retention) and /tmp, and the admin token volume. Its volumes are named `warden-*`; a pod
+that already has a volume (or a container) of one of those names is an InjectError, not a silent clash. The
+`warden.io/status` annotation records what was done.
 """
 
 from __future__ import annotations
@@ -56,6 +67,7 @@ ANN_INTERNAL_PORT = "warden.io/internal-port"
 ANN_ADMIN_PORT = "warden.io/admin-port"
 ANN_BACKEND = "warden.io/backend"
 ANN_POLICY = "warden.io/policy"
+ANN_ADMIN_TOKEN_SECRET = "warden.io/admin-token-secret"  # noqa: S105 - this and below: names, not tokens
 ANN_DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 
 SIDECAR_NAME = "warden"
@@ -63,8 +75,14 @@ ADMIN_PORT_NAME = "warden-admin"  # the PodMonitor scrapes this name
 DATA_VOLUME = "warden-data"
 TMP_VOLUME = "warden-tmp"
 POLICY_VOLUME = "warden-policy"
+TOKEN_VOLUME = "warden-admin-token"  # noqa: S105
 DATA_DIR = "/var/lib/warden"
 POLICY_DIR = "/etc/warden/policy"
+TOKEN_DIR = "/etc/warden/admin-token"  # noqa: S105
+TOKEN_FILE = "token"  # noqa: S105 - the file under TOKEN_DIR, whatever the Secret's key is called
+# The PodMonitor's credentials (deploy/kubernetes/podmonitor.yaml) name the same Secret and key.
+DEFAULT_TOKEN_SECRET = "warden-admin-token"  # noqa: S105
+DEFAULT_TOKEN_KEY = "token"  # noqa: S105
 DEFAULT_UPSTREAM_PORT = 8000
 DEFAULT_ADMIN_PORT = 9464
 INTERNAL_PORT_OFFSET = 10000
@@ -84,7 +102,7 @@ _TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
 _DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
-_CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]{1,253}")
+_CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]{1,253}")  # Secret keys follow the same rule
 
 
 class InjectError(ValueError):
@@ -126,6 +144,8 @@ class PodSettings:
     backend: str
     policy: str | None
     policy_keys: tuple[str, ...]
+    token_secret: str
+    token_key: str
 
 
 def inject(obj: dict[str, Any], options: InjectOptions) -> dict[str, Any]:
@@ -183,7 +203,20 @@ def settings(pod: dict[str, Any], where: str) -> PodSettings:
     if clash:
         raise InjectError(f"{where}: port(s) {clash} already declared by another container")
     policy, keys = _policy(ann.get(ANN_POLICY), where)
-    return PodSettings(str(model["name"]), upstream, internal, admin, backend, policy, keys)
+    token_secret, token_key = _token_secret(ann.get(ANN_ADMIN_TOKEN_SECRET), where)
+    _check_names(pod["spec"], policy is not None, where)
+    return PodSettings(str(model["name"]), upstream, internal, admin, backend, policy, keys, token_secret, token_key)
+
+
+def _check_names(spec: dict[str, Any], with_policy: bool, where: str) -> None:
+    """The API server rejects a pod with two volumes or two containers of one name; say which, and why."""
+    ours = {DATA_VOLUME, TMP_VOLUME, TOKEN_VOLUME} | ({POLICY_VOLUME} if with_policy else set())
+    volumes = sorted(ours & {str(v.get("name")) for v in spec.get("volumes") or []})
+    if volumes:
+        raise InjectError(f"{where}: volume(s) {volumes} already declared by the pod; the sidecar needs those names")
+    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+    if any(c.get("name") == SIDECAR_NAME for c in containers):
+        raise InjectError(f"{where}: a container is already named {SIDECAR_NAME!r}; the sidecar needs that name")
 
 
 def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> None:
@@ -212,6 +245,11 @@ def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> None
     if s.policy is not None:
         items = [{"key": k, "path": k} for k in s.policy_keys]
         volumes.append({"name": POLICY_VOLUME, "configMap": {"name": s.policy, "items": items}})
+    # Not `optional`: a missing Secret or key must stop the pod (FailedMount), never start it without a token.
+    # No defaultMode: the kubelet writes the file owned by root (0644), and the sidecar runs as 65532 without
+    # an fsGroup, so 0400 would be unreadable; only the sidecar mounts the volume.
+    volumes.append({"name": TOKEN_VOLUME, "secret": {
+        "secretName": s.token_secret, "items": [{"key": s.token_key, "path": TOKEN_FILE}]}})
     spec["volumes"] = [*(spec.get("volumes") or []), *volumes]
     meta = pod.setdefault("metadata", {})
     annotations = meta.setdefault("annotations", {})
@@ -222,6 +260,7 @@ def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> None
         "native": options.native_sidecar,
         "modelContainer": s.model_container,
         "ports": {"listen": s.upstream_port, "upstream": s.internal_port, "admin": s.admin_port},
+        "adminToken": {"secret": s.token_secret, "key": s.token_key},
         "rewrite": rewrite,
     }, sort_keys=True, separators=(",", ":"))
 
@@ -231,8 +270,10 @@ def _sidecar(s: PodSettings, options: InjectOptions, listen_port: dict[str, Any]
         "serve",
         "--upstream", f"http://127.0.0.1:{s.internal_port}",
         "--listen", f"0.0.0.0:{s.upstream_port}",
-        # the kubelet probes and Prometheus scrapes the pod IP, so the admin port cannot stay on loopback
+        # the kubelet probes and Prometheus scrapes the pod IP, so the admin port cannot stay on loopback, and
+        # off loopback `warden serve` requires a token (proxy/admin.py admin_token)
         "--admin", f"0.0.0.0:{s.admin_port}",
+        "--admin-token-file", f"{TOKEN_DIR}/{TOKEN_FILE}",
         "--backend", s.backend,
         "--audit-dir", f"{DATA_DIR}/audit",
     ]
@@ -252,6 +293,7 @@ def _sidecar(s: PodSettings, options: InjectOptions, listen_port: dict[str, Any]
     ]
     if s.policy is not None:
         mounts.append({"name": POLICY_VOLUME, "mountPath": POLICY_DIR, "readOnly": True})
+    mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True})
 
     def probe(path: str, period: int, failures: int) -> dict[str, Any]:
         return {"httpGet": {"path": path, "port": s.admin_port}, "periodSeconds": period,
@@ -352,6 +394,16 @@ def _policy(raw: str | None, where: str) -> tuple[str | None, tuple[str, ...]]:
     if not _DNS1123.fullmatch(name) or not all(_CONFIGMAP_KEY.fullmatch(k) for k in parsed):
         raise InjectError(f"{where}: {ANN_POLICY}={raw!r}, expected CONFIGMAP or CONFIGMAP:KEY[,KEY...]")
     return name, parsed
+
+
+def _token_secret(raw: str | None, where: str) -> tuple[str, str]:
+    if raw is None:
+        return DEFAULT_TOKEN_SECRET, DEFAULT_TOKEN_KEY
+    name, sep, key = raw.strip().partition(":")
+    key = key.strip() if sep else DEFAULT_TOKEN_KEY
+    if not _DNS1123.fullmatch(name) or not _CONFIGMAP_KEY.fullmatch(key):
+        raise InjectError(f"{where}: {ANN_ADMIN_TOKEN_SECRET}={raw!r}, expected SECRET or SECRET:KEY")
+    return name, key
 
 
 def _describe(obj: dict[str, Any]) -> str:

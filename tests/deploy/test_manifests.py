@@ -10,9 +10,18 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from proxy.inject import ADMIN_PORT_NAME, LABEL_INJECT, InjectOptions, inject
+from proxy.inject import (
+    ADMIN_PORT_NAME,
+    DEFAULT_TOKEN_KEY,
+    DEFAULT_TOKEN_SECRET,
+    LABEL_INJECT,
+    TOKEN_VOLUME,
+    InjectOptions,
+    inject,
+)
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy" / "kubernetes"
+RULES = DEPLOY.parent / "prometheus" / "warden-rules.yaml"
 FILES = sorted(DEPLOY.glob("*.yaml"))
 K8S_VERSION = "1.33.0"
 CUSTOM = {("cert-manager.io/v1", "Issuer"), ("cert-manager.io/v1", "Certificate"),
@@ -89,6 +98,31 @@ def test_podmonitor_scrapes_the_sidecar_admin_port() -> None:
     template = inject(deployment, InjectOptions())["spec"]["template"]
     ports = [p["name"] for c in template["spec"]["initContainers"] for p in c.get("ports", []) if "name" in p]
     assert ADMIN_PORT_NAME in ports
+
+
+def test_podmonitor_presents_the_token_the_injected_sidecars_mount() -> None:
+    """prometheus-operator's SafeAuthorization: `credentials` is a SecretKeySelector read in the PodMonitor's
+    own namespace; the example pod's sidecar mounts the same Secret name and key in its namespace."""
+    (monitor,) = by_kind("PodMonitor")
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    assert endpoint["authorization"] == {"type": "Bearer",
+                                         "credentials": {"name": DEFAULT_TOKEN_SECRET, "key": DEFAULT_TOKEN_KEY}}
+    assert "bearerTokenSecret" not in endpoint and "basicAuth" not in endpoint
+    (deployment,) = [d for d in by_kind("Deployment") if d["metadata"]["name"] == "vllm"]
+    spec = inject(deployment, InjectOptions())["spec"]["template"]["spec"]
+    (volume,) = [v for v in spec["volumes"] if v["name"] == TOKEN_VOLUME]
+    assert volume["secret"]["secretName"] == DEFAULT_TOKEN_SECRET
+    assert [item["key"] for item in volume["secret"]["items"]] == [DEFAULT_TOKEN_KEY]
+    assert not [d for d in all_docs() if d["kind"] == "Secret"]  # no token is committed: README says how to make it
+
+
+def test_the_scrape_failure_alert_watches_the_podmonitors_job() -> None:
+    (monitor,) = by_kind("PodMonitor")
+    (endpoint,) = monitor["spec"]["podMetricsEndpoints"]
+    (job,) = [r["replacement"] for r in endpoint["relabelings"] if r.get("targetLabel") == "job"]
+    rules = yaml.safe_load(RULES.read_text(encoding="utf-8"))
+    (alert,) = [r for g in rules["groups"] for r in g["rules"] if r.get("alert") == "WardenMetricsUnreachable"]
+    assert alert["expr"] == f'up{{job="{job}"}} == 0'
 
 
 def test_example_networkpolicy_names_ports_that_exist_after_injection() -> None:

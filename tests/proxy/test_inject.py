@@ -11,15 +11,18 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from proxy import inject_cli
-from proxy.config import resolve
+from proxy import inject_cli, serve
+from proxy.admin import admin_token, is_loopback
+from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.inject import ANN_STATUS, InjectError, InjectOptions, default_image, inject
+from tests import kubelet
 
 DATA = Path(__file__).parent / "testdata" / "inject"
 INPUTS = sorted(p for p in DATA.glob("*.yaml") if not p.name.endswith(".injected.yaml"))
 K8S_VERSION = "1.33.0"
 # Set WARDEN_UPDATE_GOLDEN=1 to rewrite the *.injected.yaml files after an intended change (review the diff).
 UPDATE = os.environ.get("WARDEN_UPDATE_GOLDEN") == "1"
+TOKEN = "0123456789abcdef-inject-test"
 
 
 def options_for(path: Path) -> InjectOptions:
@@ -91,19 +94,90 @@ def test_input_is_not_mutated(path: Path) -> None:
     assert docs == before
 
 
+def sidecar_config(pod: dict[str, Any], root: Path) -> WardenConfig:
+    """The sidecar's configuration as `warden serve` resolves it inside the pod: its args through serve's own
+    parser (an unknown flag fails), its env, and its volumes as files under `root`, every Secret and ConfigMap
+    the pod names present (the admin token Secret holds TOKEN with a trailing newline, as hand-made ones do)."""
+    spec = pod["spec"]
+    secrets = {v["secret"]["secretName"]: {i["key"]: TOKEN + "\n" for i in v["secret"]["items"]}
+               for v in spec["volumes"] if "secret" in v}
+    config_maps = {v["configMap"]["name"]: {i["key"]: "[]\n" for i in v["configMap"]["items"]}
+                   for v in spec["volumes"] if "configMap" in v}
+    started = kubelet.start(spec, sidecar(pod), root, secrets=secrets, config_maps=config_maps,
+                            field_refs={"metadata.name": "p-0", "metadata.namespace": "llm"})
+    assert started.args[0] == "serve"
+    args = serve.build_parser().parse_args(started.args[1:])
+    return resolve({k: v for k, v in vars(args).items() if k != "config"}, env=started.env, config_file=args.config)
+
+
 @pytest.mark.parametrize("path", INPUTS, ids=lambda p: p.stem)
-def test_sidecar_args_are_a_valid_warden_serve_config(path: Path) -> None:
-    """The sidecar's flags resolve through the real `warden serve` configuration code."""
-    for doc in injected(path):
-        for pod in pods(doc):
-            args = sidecar(pod)["args"]
-            assert args[0] == "serve"
-            flags = dict(zip(args[1::2], args[2::2], strict=True))
-            config = resolve({k.lstrip("-").replace("-", "_"): v for k, v in flags.items() if k != "--rules"}, env={})
-            status = json.loads(pod["metadata"]["annotations"][ANN_STATUS])
-            assert config.upstream == f"http://127.0.0.1:{status['ports']['upstream']}"
-            assert config.listen.port == status["ports"]["listen"]
-            assert config.admin.port == status["ports"]["admin"]
+def test_sidecar_args_are_a_valid_warden_serve_config(path: Path, tmp_path: Path) -> None:
+    """The sidecar's command line, env and mounted files pass `warden serve`'s start-up checks through the admin
+    token (proxy/admin.py `admin_token`, which `warden serve` runs first and answers with exit 78)."""
+    for n, pod in enumerate(p for doc in injected(path) for p in pods(doc)):
+        config = sidecar_config(pod, tmp_path / str(n))
+        # the admin port must take the pod IP (kubelet probes, Prometheus), so it needs the mounted token
+        assert not is_loopback(config.admin.host)
+        assert admin_token(config) == TOKEN
+        status = json.loads(pod["metadata"]["annotations"][ANN_STATUS])
+        assert config.upstream == f"http://127.0.0.1:{status['ports']['upstream']}"
+        assert config.listen.port == status["ports"]["listen"]
+        assert config.admin.port == status["ports"]["admin"]
+        for file in config.rules:  # the policy ConfigMap's keys, where --rules looks for them
+            assert Path(file).is_file() and Path(file).is_relative_to(tmp_path)
+        assert config.audit_dir is not None and Path(config.audit_dir).is_relative_to(tmp_path)  # an emptyDir
+
+
+def test_the_config_check_refuses_a_sidecar_without_the_token(tmp_path: Path) -> None:
+    """What test_sidecar_args_are_a_valid_warden_serve_config guards against: the sidecar as injected before
+    the admin token existed, which `warden serve` refuses (every injected pod crash-looped)."""
+    (pod,) = injected(DATA / "vllm-pod.yaml")
+    args = sidecar(pod)["args"]
+    at = args.index("--admin-token-file")
+    del args[at:at + 2]
+    with pytest.raises(ConfigError, match="not loopback"):
+        admin_token(sidecar_config(pod, tmp_path))
+
+
+def test_admin_token_secret_annotation() -> None:
+    pod = load(DATA / "vllm-pod.yaml")[0]
+    for value, secret, key in [(None, "warden-admin-token", "token"), ("llm-metrics", "llm-metrics", "token"),
+                               ("llm-metrics:bearer.txt", "llm-metrics", "bearer.txt")]:
+        if value is not None:
+            pod["metadata"]["annotations"]["warden.io/admin-token-secret"] = value
+        out = inject(pod, InjectOptions(version="test"))
+        volume = next(v for v in out["spec"]["volumes"] if v["name"] == "warden-admin-token")
+        assert volume == {"name": "warden-admin-token",
+                          "secret": {"secretName": secret, "items": [{"key": key, "path": "token"}]}}
+        assert "optional" not in volume["secret"]  # a missing Secret stops the pod (FailedMount)
+        side = sidecar(out)
+        assert {"name": "warden-admin-token", "mountPath": "/etc/warden/admin-token", "readOnly": True} \
+            in side["volumeMounts"]
+        assert side["args"][side["args"].index("--admin-token-file") + 1] == "/etc/warden/admin-token/token"
+        # only the sidecar sees the token, and never through its environment
+        assert all(m["name"] != "warden-admin-token" for c in out["spec"]["containers"]
+                   for m in c.get("volumeMounts", []))
+        assert all("TOKEN" not in e["name"] for e in side["env"])
+        assert json.loads(out["metadata"]["annotations"][ANN_STATUS])["adminToken"] == {"secret": secret, "key": key}
+
+
+@pytest.mark.parametrize("volume", ["warden-data", "warden-tmp", "warden-admin-token", "warden-policy"])
+def test_volume_names_of_the_pod_are_not_clobbered(volume: str) -> None:
+    pod = load(DATA / "vllm-pod.yaml")[0]  # annotated with a policy: warden-policy is taken too
+    pod["spec"]["volumes"] = [{"name": volume, "emptyDir": {}}]
+    with pytest.raises(InjectError, match=rf"Pod llm/vllm: volume\(s\) \['{volume}'\] already declared"):
+        inject(pod, InjectOptions())
+    del pod["metadata"]["annotations"]["warden.io/policy"]
+    if volume == "warden-policy":  # without a policy the sidecar does not need that name
+        out = inject(pod, InjectOptions())
+        assert [v["name"] for v in out["spec"]["volumes"]].count("warden-policy") == 1
+
+
+def test_a_container_named_warden_is_an_error() -> None:
+    pod = load(DATA / "vllm-pod.yaml")[0]
+    pod["spec"]["initContainers"] = [{"name": "warden", "image": "busybox"}]
+    with pytest.raises(InjectError, match="already named 'warden'"):
+        inject(pod, InjectOptions())
 
 
 def test_vllm_port_takeover() -> None:
@@ -124,7 +198,8 @@ def test_vllm_port_takeover() -> None:
     assert env["POD_NAMESPACE"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace"
     status = json.loads(pod["metadata"]["annotations"][ANN_STATUS])
     assert status == {"version": "test", "container": "warden", "native": True, "modelContainer": "vllm",
-                      "ports": {"listen": 8000, "upstream": 18000, "admin": 9464}, "rewrite": "args"}
+                      "ports": {"listen": 8000, "upstream": 18000, "admin": 9464},
+                      "adminToken": {"secret": "warden-admin-token", "key": "token"}, "rewrite": "args"}
 
 
 def test_env_fallback_and_other_containers_untouched() -> None:
@@ -159,6 +234,9 @@ def test_already_injected_by_annotation_is_left_alone() -> None:
     ({"warden.io/admin-port": "8000"}, "must differ"),
     ({"warden.io/backend": "ollama"}, "expected one of"),
     ({"warden.io/policy": "Bad_Name"}, "CONFIGMAP"),
+    ({"warden.io/admin-token-secret": "Bad_Name"}, "SECRET or SECRET:KEY"),
+    ({"warden.io/admin-token-secret": "metrics:"}, "SECRET or SECRET:KEY"),
+    ({"warden.io/admin-token-secret": "metrics/token"}, "SECRET or SECRET:KEY"),
 ])
 def test_bad_annotations_are_errors(annotations: dict[str, str], message: str) -> None:
     pod = load(DATA / "vllm-pod.yaml")[0]
