@@ -303,10 +303,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
         for line in source.read(name).split(b"\n")[:-1]:
             try:
                 obj = json.loads(split_line(line)[1])
-            except (AuditError, ValueError):
+            except (AuditError, ValueError, RecursionError):
+                obj = None
+            seq = obj.get("seq") if isinstance(obj, dict) else None
+            if not isinstance(seq, int):  # also a `"seq": "7"` that only a tampered line holds
                 print(f"warden audit show: {name}: unreadable line skipped", file=sys.stderr)
                 continue
-            seq = obj.get("seq", -1)
             if seq < args.start or (args.end is not None and seq > args.end):
                 continue
             if kinds and obj.get("kind") not in kinds:

@@ -211,7 +211,7 @@ def _line_seq(line: bytes) -> int | None:
     try:
         _mac, record = split_line(line)
         obj = json.loads(record)
-    except (RecordError, ValueError):
+    except (RecordError, ValueError, RecursionError):  # RecursionError: nesting past the parser's stack
         return None
     seq = obj.get("seq") if isinstance(obj, dict) else None
     return seq if isinstance(seq, int) and not isinstance(seq, bool) else None
@@ -894,7 +894,7 @@ def _log_id_from_segments(segments: list[tuple[int, Path]]) -> str | None:
         return None
     try:
         obj = json.loads(split_line(lines[0])[1])
-    except (RecordError, ValueError):
+    except (RecordError, ValueError, RecursionError):
         return None
     log_id = obj.get("log") if isinstance(obj, dict) else None
     return log_id if isinstance(log_id, str) else None

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from audit.canonical import encode, parse_ts
+from audit.canonical import MAX_SAFE_INT, encode, parse_ts
 from audit.checkpoint import (
     CHECKPOINT_DIR,
     SEGMENT_DIR,
@@ -512,8 +512,10 @@ class Verifier:
                         seq, kind, ts = o_seq, o_kind, o_ts
                         if strict and encode(obj, checked=True) != record:
                             raise RecordError("record is not in canonical form")
-                except (RecordError, ValueError, KeyError, TypeError, binascii.Error) as exc:
-                    self.add(Code.RECORD_MALFORMED, f"unreadable record: {exc}", file=seg.name, line=lineno)
+                except (RecordError, ValueError, KeyError, TypeError, binascii.Error, RecursionError) as exc:
+                    # RecursionError: nesting deeper than the JSON parser's stack, which no writer produces.
+                    self.add(Code.RECORD_MALFORMED, f"unreadable record: {type(exc).__name__}: {exc}"[:300],
+                             file=seg.name, line=lineno)
                     anomaly = True
                     expected += 1
                     continue
@@ -545,8 +547,10 @@ class Verifier:
                     raw_key = self._epoch_key(obj, seg.name, lineno)
                     key = None if raw_key is None else hmac.new(raw_key, digestmod=hashlib.sha256)
                     params = obj.get("params")
-                    if isinstance(params, dict) and isinstance(params.get("heartbeat_interval_ms"), int):
-                        self._heartbeat_ms = params["heartbeat_interval_ms"]
+                    interval = params.get("heartbeat_interval_ms") if isinstance(params, dict) else None
+                    # Only what a writer writes (a canonical integer): 10**400 ms would overflow the float bound.
+                    if isinstance(interval, int) and 0 <= interval <= MAX_SAFE_INT:
+                        self._heartbeat_ms = interval
                     if obj.get("boot") is True:
                         self.boots += 1
                         boot_links.append((seq, obj.get("prev_checkpoint"), seg.name, lineno))
@@ -600,6 +604,10 @@ class Verifier:
             return None
         try:
             return self.unwrapper.unwrap(descriptor)
+        except RecordError as exc:  # a float or a lone surrogate in it: not a descriptor any writer wrote
+            self.add(Code.EPOCH_KEY_INVALID, f"the key descriptor holds a value no writer writes: {exc}"[:300],
+                     file=file, line=line, seq=seq if isinstance(seq, int) else None)
+            return None
         except KeyUnavailableError as exc:
             self.mac_unavailable_epochs += 1
             self.add(Code.MAC_KEY_UNAVAILABLE, f"record MACs of this epoch not checked: {exc}", file=file,

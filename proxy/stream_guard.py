@@ -111,6 +111,11 @@ class Lane:
         return text[start:]
 
 
+class MalformedEvent(Exception):
+    """An event no client could follow (a choice index that is a list or an object): the stream ends as the
+    upstream's error, like an event that is not JSON, not as a failure of Warden's own."""
+
+
 class StreamBlocked(Exception):
     """A lane released a blocking decision; `text` is what it released before the blocking finding."""
 
@@ -192,13 +197,19 @@ class StreamGuard:
     # -- lanes -------------------------------------------------------------------------------------------
 
     def lane(self, key: LaneKey) -> Lane:
-        lane = self.lanes.get(key)
+        lane = self.get_lane(key)
         if lane is None:
             lane = self.lanes[key] = Lane(StreamScanner(self.scanner, self.vault), self.vault.stream_restorer())
         return lane
 
+    def get_lane(self, key: LaneKey) -> Lane | None:
+        try:
+            return self.lanes.get(key)
+        except TypeError:  # an index from the event that cannot be hashed: a list or an object
+            raise MalformedEvent("the model server sent an event whose index is not a number") from None
+
     def feed(self, key: LaneKey, text: str) -> str:
-        lane = self.lanes.get(key) or self.lane(key)
+        lane = self.get_lane(key) or self.lane(key)
         started = time.perf_counter()
         step = lane.scanner.feed(text)
         self.verdicts.seconds += time.perf_counter() - started
@@ -212,7 +223,7 @@ class StreamGuard:
         return out
 
     def flush(self, key: LaneKey) -> str:
-        lane = self.lanes.get(key)
+        lane = self.get_lane(key)
         if lane is None:
             return ""
         text, step = lane.flush()
@@ -254,6 +265,8 @@ class StreamGuard:
             return [event.raw]
         except StreamBlocked as blocked:
             return self.block(blocked)
+        except MalformedEvent as exc:
+            return self.fail(str(exc))
 
     def on_one_delta(self, event: SseEvent, obj: dict[str, Any], choice: Any) -> list[bytes] | None:
         """The shape of nearly every chat chunk (one choice, a delta with `content` and nothing else to
@@ -320,10 +333,17 @@ class StreamGuard:
                 extra = {k: v for k, v in obj.items() if k not in ("choices", "usage")}
                 before.append(sse_data({**extra, "choices": [
                     {"index": index, "delta": {"tool_calls": [call]}, "finish_reason": None}]}))
-            elif isinstance(choice.get("delta"), dict):
-                choice["delta"][key[1]] = choice["delta"].get(key[1], "") + tail
             else:
-                choice["text"] = choice.get("text", "") + tail
+                # The finish chunk's own text goes first, then the tail. Servers send `"content": null` there
+                # (and `"text": null`); a value that is not text at all is left as it came, and the tail goes
+                # in an event of its own just before.
+                holder = choice["delta"] if isinstance(choice.get("delta"), dict) else choice
+                name = key[1] if holder is not choice else "text"
+                own = holder.get(name)
+                if own is None or isinstance(own, str):
+                    holder[name] = (own or "") + tail
+                else:
+                    before.append(self.text_event(key, tail))
         return changed
 
     def on_responses_event(self, event: SseEvent, obj: dict[str, Any], kind: str) -> list[bytes]:
@@ -341,7 +361,7 @@ class StreamGuard:
                 delta = {k: v for k, v in obj.items() if k not in ("text", "type", "sequence_number")}
                 before.append(self.reframe(event, {"type": "response.output_text.delta", **delta, "delta": tail},
                                            "response.output_text.delta"))
-            lane = self.lanes.get(key)
+            lane = self.get_lane(key)
             obj["text"] = "".join(lane.emitted) if lane else obj.get("text", "")
             return [*before, self.reframe(event, obj)]
         return [self.mask_whole(event, obj)]

@@ -84,12 +84,31 @@ def _read(path: Path) -> Any:
         except json.JSONDecodeError as exc:
             where = f"line {exc.lineno} column {exc.colno}"
             raise RuleFileError(src, f"JSON syntax error at {where}: {exc.msg}") from None
+        except ValueError as exc:  # an integer beyond int()'s digit limit
+            raise RuleFileError(src, f"JSON value error: {exc}") from None
+        except RecursionError:
+            raise RuleFileError(src, "JSON nested deeper than the parser can follow") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         raise RuleFileError(src, f"YAML syntax error{where}: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:
+        raise RuleFileError(src, "YAML nested deeper than the parser can follow") from None
+    except Exception as exc:  # only PyYAML runs inside the try
+        # PyYAML's constructors let whatever a conversion raises escape: ValueError for `2001-13-45` (it looks
+        # like a timestamp) or an integer beyond int()'s digit limit, AttributeError for `!!timestamp x`,
+        # KeyError for `!!bool x`. All of them are a value the file cannot hold.
+        raise RuleFileError(src, f"YAML value cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def _field_names(mapping: dict[Any, Any], src: str, rule: str | None = None, where: str = "") -> None:
+    """YAML allows keys of any type (`1: x`, `null: y`); ours are names, and a report sorts and prints them."""
+    for key in mapping:
+        if not isinstance(key, str):
+            raise RuleFileError(src, f"field names must be strings, got {key!r}", rule=rule,
+                                field=f"{where}{key!r}")
 
 
 def _entries(doc: Any, src: str) -> tuple[list[tuple[str | None, Any, str]], dict[str, Any]]:
@@ -102,6 +121,7 @@ def _entries(doc: Any, src: str) -> tuple[list[tuple[str | None, Any, str]], dic
     single_word_rule = isinstance(words, list) and any(isinstance(w, str) for w in words)
     if "rule" in doc or "pattern" in doc or single_word_rule:
         return [(None, doc, f"{Path(src).name}#0")], {}
+    _field_names(doc, src)
     unknown = set(doc) - TOP_FIELDS
     if unknown:
         raise RuleFileError(
@@ -137,6 +157,7 @@ def _type_of(section: str | None, entry: dict[str, Any]) -> str:
 
 def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any]:
     allowed = {"pii": PII_FIELDS, "words": WORD_FIELDS, "pattern": PATTERN_FIELDS}[typ]
+    _field_names(entry, src, rid)
     for key in entry:
         if key not in allowed:
             raise RuleFileError(
@@ -158,7 +179,7 @@ def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any
         elif key == "level":
             need(key, is_int(value) and value in (1, 2, 3), "level 1, 2 or 3")
         elif key == "action":
-            need(key, value in {a.value for a in Action}, "one of " + "|".join(Action))
+            need(key, isinstance(value, str) and value in {a.value for a in Action}, "one of " + "|".join(Action))
             value = Action(value)
         elif key in ("category", "description", "rule"):
             need(key, isinstance(value, str) and value.strip() != "", "a non-empty string")
@@ -166,7 +187,7 @@ def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any
             need(key, (is_int(value) or isinstance(value, float)) and 0 <= value <= 1, "a number in [0, 1]")
             value = float(value)
         elif key == "kind":
-            need(key, value in KINDS, "one of " + ", ".join(KINDS))
+            need(key, isinstance(value, str) and value in KINDS, "one of " + ", ".join(KINDS))
         elif key == "mask_pattern":
             need(key, isinstance(value, str) and any(c in "*#" for c in value), "a mask like ***-####")
         elif key == "mask":
@@ -189,6 +210,7 @@ def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any
 
 
 def _normalize(raw: dict[str, Any], src: str, base: NormalizeConfig) -> NormalizeConfig:
+    _field_names(raw, src, where="normalize.")
     unknown = set(raw) - NORMALIZE_FIELDS
     if unknown:
         allowed = sorted(NORMALIZE_FIELDS)
