@@ -63,6 +63,15 @@ def invalid_json(detail: str) -> ApiError:
     return ApiError(400, "invalid_request_error", "invalid_json", f"The request body is not valid JSON: {detail}")
 
 
+def invalid_path(resembles: str | None) -> ApiError:
+    """A path spelled other than its route's own spelling (proxy/paths.py); `resembles` is a route pattern,
+    never the client's text."""
+    what = f"resembles {resembles}" if resembles else "is too long or has too many readings to route"
+    return ApiError(400, "invalid_request_error", "invalid_path",
+                    f"The request path is not in canonical form and {what}; send the route's own spelling (no "
+                    "percent-encoding, dot segments, repeated slashes, backslashes, ';' parameters or host).")
+
+
 def unsupported_encoding(encoding: str) -> ApiError:
     return ApiError(415, "invalid_request_error", "unsupported_content_encoding",
                     f"Content-Encoding {encoding!r} cannot be inspected; send identity, gzip or deflate.")

@@ -60,7 +60,7 @@ class Outcome(StrEnum):
     INTERNAL_ERROR = "internal_error"
 
 
-_EXACT_ROUTES: dict[str, Route] = {
+EXACT_ROUTES: dict[str, Route] = {
     "/v1/chat/completions": Route.CHAT,
     "/v1/completions": Route.COMPLETIONS,
     "/v1/responses": Route.RESPONSES,
@@ -74,20 +74,41 @@ _EXACT_ROUTES: dict[str, Route] = {
 }
 
 
+# The last segment of a `/v2/models/{model}/...` path (KServe v2 and Triton's generate extension).
+MODEL_ACTIONS: dict[str, Route] = {
+    "infer": Route.KSERVE_V2,
+    "generate": Route.TRITON_GENERATE,
+    "generate_stream": Route.TRITON_GENERATE,
+}
+
+
 def classify_route(path: str) -> Route:
-    """Map a request path (query ignored) to the API it speaks; unknown paths are `other`."""
-    path = path.split("?", 1)[0].rstrip("/") or "/"
-    route = _EXACT_ROUTES.get(path)
+    """Map a request path (query ignored) to the API it speaks; unknown paths are `other`. It reads the path as
+    spelled: proxy/paths.py decides whether that spelling is the one the model server routes on."""
+    if "?" in path:
+        path = path.split("?", 1)[0]
+    path = path.rstrip("/") or "/"
+    route = EXACT_ROUTES.get(path)
     if route is not None:
         return route
     if path.startswith("/v2/models/"):
-        if path.endswith("/generate") or path.endswith("/generate_stream"):
-            return Route.TRITON_GENERATE
-        if path.endswith("/infer"):
-            return Route.KSERVE_V2
+        return MODEL_ACTIONS.get(path[path.rfind("/") + 1:], Route.OTHER)
     if path.startswith("/v2/repository/"):
         return Route.MODEL_ADMIN
     return Route.OTHER
+
+
+def route_pattern(path: str) -> str:
+    """The pattern of the route `path` is classified as (`/v2/models/{model}/infer`), to name it in an answer
+    without echoing the client's text; `/` for an unknown route."""
+    path = path.split("?", 1)[0].rstrip("/") or "/"
+    if path in EXACT_ROUTES:
+        return path
+    if path.startswith("/v2/models/") and classify_route(path) is not Route.OTHER:
+        return "/v2/models/{model}/" + path.rsplit("/", 1)[1]
+    if path.startswith("/v2/repository/"):
+        return "/v2/repository/..."
+    return "/"
 
 
 @dataclass(slots=True)

@@ -7,11 +7,12 @@ import uuid
 
 from mitmproxy import http
 
-from proxy.errors import body_too_large
+from proxy.errors import body_too_large, invalid_path
 from proxy.headers import strip_hop_by_hop
+from proxy.paths import judge_path
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
-from proxy.state import INSPECTED_ROUTES, STATE_KEY, FlowState, Outcome, classify_route, get_state, record_name
+from proxy.state import INSPECTED_ROUTES, STATE_KEY, FlowState, Outcome, get_state, record_name
 
 # A client-supplied id is echoed into logs and headers: accept only a bounded, printable token.
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -32,14 +33,18 @@ class Correlate:
         if request_id != supplied:
             flow.request.headers["x-request-id"] = request_id
         strip_hop_by_hop(flow.request.headers)
+        path = judge_path(flow.request.path)
         state = FlowState(
             request_id=request_id,
-            route=classify_route(flow.request.path),
+            route=path.route,
             started=self.services.clock(),
             method=flow.request.method,
         )
         flow.metadata[STATE_KEY] = state
         self.services.metrics.inflight.inc()
+        if path.refused:  # a spelling the model server may route to an inspected route (proxy/paths.py)
+            state.outcome = Outcome.BAD_REQUEST
+            flow.response = invalid_path(path.resembles).response(request_id)
         declared = flow.request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:
             # Answer before reading the body at all; chunked bodies are cut by mitmproxy's body_size_limit.
