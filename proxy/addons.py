@@ -15,6 +15,7 @@ from mitmproxy import http
 from mitmproxy.proxy import server_hooks
 
 from proxy.services import Services
+from proxy.stages.admission import Admission
 from proxy.stages.audit_emit import AuditEmit
 from proxy.stages.correlate import Correlate
 from proxy.stages.deadline import Deadline
@@ -36,6 +37,7 @@ def default_stages(services: Services) -> list[object]:
     """Our stages in hook order."""
     return [
         Correlate(services),  # requestheaders/request: id, route, limits, model
+        Admission(services),  # requestheaders: a slot of max_inflight, a short queue, or 429; released at the end
         Lora(services),  # request: LoRA provenance; model admin routes denied unless allowed
         InspectRequest(services),  # request: detect, decide, block or rewrite the prompt
         Trace(services),  # requestheaders: SERVER span; request: CLIENT span, traceparent to the upstream

@@ -6,7 +6,7 @@ import dataclasses
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,25 @@ class WardenConfig:
     upstream: str
     listen: HostPort = HostPort("0.0.0.0", 8080)  # noqa: S104 - a sidecar serves the pod's network
     admin: HostPort = HostPort("127.0.0.1", 9464)
-    admin_token: str | None = None  # bearer token for /metrics; required when `admin` is not loopback
+    # Bearer token for /metrics, required when `admin` is not loopback; kept out of the repr (logs, tracebacks).
+    admin_token: str | None = field(default=None, repr=False)
     admin_token_file: str | None = None  # ... or read from this file (a mounted Secret)
     backend: str = "vllm"
     health_path: str | None = None
     upstream_timeout: float = 120.0  # seconds until the upstream's response headers
     upstream_connect_timeout: float = 10.0  # seconds for the TCP connect (the OS would wait ~2 min)
-    max_body_bytes: int = 8 * 1024 * 1024
+    max_body_bytes: int = 8 * 1024 * 1024  # request bodies
+    # Whole (non-streamed) answers: larger than requests, since a legitimate embeddings answer runs to tens of
+    # MB. Streams are framed event by event and never limited as a whole.
+    max_response_bytes: int = 64 * 1024 * 1024
+    max_header_bytes: int = 64 * 1024  # the request line and headers together (nginx: 4 x 8k by default)
+    header_timeout: float = 30.0  # seconds to receive a whole request head (nginx's client_header_timeout)
+    idle_timeout: float = 75.0  # seconds a keep-alive connection may sit idle between requests
+    max_inflight: int = 256  # exchanges forwarded at once (vLLM's default max_num_seqs is 256)
+    max_queue: int = 64  # exchanges waiting for a slot; beyond it: 429 with Retry-After
+    queue_timeout: float = 10.0  # seconds a queued exchange waits for a slot before its 429
+    guard_budget: float = 5.0  # seconds of detection work per direction of one exchange
+    guard_fail_mode: str = "closed"  # closed: over budget is refused; open: forwarded, recorded failed_open
     drain_grace: float = 30.0
     tls_cert: str | None = None
     tls_key: str | None = None
@@ -134,6 +146,13 @@ def parse_bool(value: object) -> bool:
     raise ConfigError(f"not a boolean: {value!r}")
 
 
+def parse_count(value: object) -> int:
+    text = str(value).strip()
+    if not text.isdigit():
+        raise ConfigError(f"not a non-negative integer: {value!r}")
+    return int(text)
+
+
 def parse_status(value: object) -> int:
     text = str(value).strip()
     if not text.isdigit() or not 400 <= int(text) <= 599:
@@ -154,6 +173,14 @@ _PARSERS: dict[str, Any] = {
     "upstream_connect_timeout": parse_duration,
     "drain_grace": parse_duration,
     "max_body_bytes": parse_size,
+    "max_response_bytes": parse_size,
+    "max_header_bytes": parse_size,
+    "header_timeout": parse_duration,
+    "idle_timeout": parse_duration,
+    "max_inflight": parse_count,
+    "max_queue": parse_count,
+    "queue_timeout": parse_duration,
+    "guard_budget": parse_duration,
     "upstream_tls_verify": parse_bool,
     "model_allowlist": parse_list,
     "lora_adapters": parse_list,
@@ -223,6 +250,8 @@ def resolve(
         raise ConfigError(f"backend must be one of {sorted(BACKEND_HEALTH_PATHS)}, got {merged['backend']!r}")
     if merged.get("request_pii", "mask") not in ("mask", "pseudonymize", "block"):
         raise ConfigError(f"request_pii must be mask, pseudonymize or block, got {merged['request_pii']!r}")
+    if merged.get("guard_fail_mode", "closed") not in ("closed", "open"):
+        raise ConfigError(f"guard_fail_mode must be closed or open, got {merged['guard_fail_mode']!r}")
     if bool(merged.get("tls_cert")) != bool(merged.get("tls_key")):
         raise ConfigError("tls_cert and tls_key go together")
     merged["upstream"] = upstream.rstrip("/")

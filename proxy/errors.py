@@ -77,6 +77,17 @@ def unsupported_encoding(encoding: str) -> ApiError:
                     f"Content-Encoding {encoding!r} cannot be inspected; send identity, gzip or deflate.")
 
 
+def overloaded(retry_after: int) -> ApiError:
+    return ApiError(429, "rate_limit_error", "server_overloaded",
+                    f"The model server is at capacity; retry after {retry_after} s.")
+
+
+def guard_timeout(seconds: float, *, output: bool = False) -> ApiError:
+    what = "the model's answer was withheld" if output else "the request was not forwarded"
+    return ApiError(503, "server_error", "guard_timeout",
+                    f"Inspection did not finish within {seconds:g} s; {what}.")
+
+
 def internal_error(request_id: str) -> ApiError:
     return ApiError(
         500, "server_error", "internal_error",
@@ -84,15 +95,42 @@ def internal_error(request_id: str) -> ApiError:
     )
 
 
-# mitmproxy answers some failures itself (connect refused, a body over `body_size_limit` without a
+# mitmproxy answers some failures itself (connect refused, a body over its limit without a
 # Content-Length, an upstream that breaks off before its headers) with an HTML page. Clients of an
 # OpenAI-compatible server parse JSON errors, so those pages are replaced with the same shape as ours.
 _MITM_STATUS_TO_ERROR = {
     400: ("invalid_request_error", "bad_request"),
+    408: ("invalid_request_error", "request_timeout"),
     413: ("invalid_request_error", "request_too_large"),
+    431: ("invalid_request_error", "request_header_too_large"),
     502: ("upstream_error", "upstream_unavailable"),
     504: ("upstream_error", "upstream_timeout"),
 }
+SERVER_HEADER = "warden"  # what Warden's own answers say they are (mitmproxy's pages said "mitmproxy 12.x")
+
+# mitmproxy's messages about the upstream name its address ("Error connecting to '10.0.3.7:8000': ...") or quote
+# the bytes it received ("unexpected server response: b'...'"), which may be the model's words. The client is
+# told which kind of failure it was, in our words.
+_UPSTREAM_FAILURES = (
+    ("refused", "the connection was refused"),
+    ("reset", "the connection was reset"),
+    ("timed out", "the connection timed out"),
+    ("timeout", "the connection timed out"),
+    ("cannot parse http response", "it sent an invalid HTTP response"),
+    ("unexpected server response", "it sent an invalid HTTP response"),
+    ("server closed connection", "it closed the connection"),
+    ("peer closed", "it closed the connection"),
+    ("tls", "the TLS handshake failed"),
+    ("certificate", "the TLS handshake failed"),
+    ("name or service not known", "its name does not resolve"),
+    ("nodename nor servname", "its name does not resolve"),
+)
+
+
+def upstream_failure(message: str) -> str:
+    """A mitmproxy message about the upstream, as the client may read it: the kind of failure only."""
+    lowered = message.lower()
+    return next((said for cue, said in _UPSTREAM_FAILURES if cue in lowered), "the connection failed")
 
 
 # The message a connect attempt is cancelled with when `upstream_connect_timeout` passes (stages/deadline.py):
@@ -102,16 +140,20 @@ CONNECT_TIMED_OUT = "upstream connect timed out"
 # path then carries RESPONSE_TIMED_OUT in its message, which `mitm_error` turns into the 504.
 UPSTREAM_TIMEOUT_MARK = "warden.upstream_timeout"
 RESPONSE_TIMED_OUT = "no response headers within"
+# proxy/wire_bounds.py's message for a whole answer over `max_response_bytes` (mitmproxy reports it as a 502).
+ANSWER_TOO_LARGE = "answer exceeds the limit"
 
 
 def mitm_error(status: int, message: str) -> ApiError:
     if status == 502 and CONNECT_TIMED_OUT in message:
-        return ApiError(504, "upstream_error", "upstream_timeout", f"The model server is unreachable: {message}")
+        return ApiError(504, "upstream_error", "upstream_timeout", f"The model server is unreachable: {message}.")
     if status == 502 and RESPONSE_TIMED_OUT in message:
-        return ApiError(504, "upstream_error", "upstream_timeout", f"The model server did not answer: {message}")
+        return ApiError(504, "upstream_error", "upstream_timeout", f"The model server did not answer: {message}.")
+    if status == 502 and ANSWER_TOO_LARGE in message:
+        return ApiError(502, "upstream_error", "response_too_large", message)
     kind, code = _MITM_STATUS_TO_ERROR.get(status, ("server_error", "proxy_error"))
     if status == 502:
-        message = f"The model server is unavailable: {message}"
+        message = f"The model server is unavailable: {upstream_failure(message)}."
     return ApiError(status, kind, code, message)
 
 
@@ -121,7 +163,6 @@ def install_mitmproxy_error_pages() -> None:
     Both call module-level functions that we swap; pinned to mitmproxy 12.x and covered by the e2e tests,
     which fail loudly if a new release moves them.
     """
-    from mitmproxy import version
     from mitmproxy.net.http import http1
     from mitmproxy.proxy.layers.http import _http1, _http2
 
@@ -130,7 +171,7 @@ def install_mitmproxy_error_pages() -> None:
         resp = http.Response.make(
             error.status,
             error.body(),
-            http.Headers(Server=version.MITMPROXY, Connection="close", Content_Type="application/json"),
+            http.Headers(Server=SERVER_HEADER, Connection="close", Content_Type="application/json"),
         )
         data: bytes = http1.assemble_response(resp)
         return data
@@ -148,7 +189,6 @@ def _json_h2_error_pages() -> None:
     """mitmproxy 12's HTTP/2 server writes its error pages with `content-type: text/html` whatever their body:
     an error it answers before any response headers (a body over the size limit, an upstream that failed) is
     sent here the same way, but labelled as the JSON it is. Wraps `Http2Server._handle_event`; idempotent."""
-    from mitmproxy import version
     from mitmproxy.proxy.commands import SendData
     from mitmproxy.proxy.layers.http._events import ResponseProtocolError
     from mitmproxy.proxy.layers.http._http2 import Http2Server
@@ -165,7 +205,7 @@ def _json_h2_error_pages() -> None:
             if not stream.state_machine.headers_sent and status is not None:
                 error = mitm_error(status, event.message)
                 self.h2_conn.send_headers(event.stream_id, [
-                    (b":status", b"%d" % error.status), (b"server", version.MITMPROXY.encode()),
+                    (b":status", b"%d" % error.status), (b"server", SERVER_HEADER.encode()),
                     (b"content-type", b"application/json"),
                 ])
                 self.h2_conn.send_data(event.stream_id, error.body(), end_stream=True)

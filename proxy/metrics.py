@@ -205,6 +205,20 @@ class Metrics:
         self.span_export_failures = Counter(
             "warden_span_export_failures", "Span batches the OTLP exporter could not deliver.", registry=r
         )
+        self.connections_closed = Counter(
+            "warden_connections_closed", "Client connections closed by a bound (proxy/wire_bounds.py), by reason: "
+            "header_too_large, header_timeout, idle_timeout, linger_done.", ["reason"], registry=r,
+        )
+        self.shed = Counter(
+            "warden_shed_requests", "Exchanges refused with 429 because the proxy was at capacity, by reason: "
+            "queue_full or queue_timeout.", ["reason"], registry=r,
+        )
+        self.guard_over_budget = Counter(
+            "warden_guard_over_budget", "Inspections that did not finish within guard_budget, by direction and "
+            "what the configured fail mode did: refused (closed) or forwarded uninspected (open).",
+            ["direction", "fail_mode"], registry=r,
+        )
+        self.queued = Gauge("warden_queued_requests", "Exchanges waiting for a slot (max_inflight).", registry=r)
         self.requests_child = ChildCache(self.requests)
         self.duration_child = ChildCache(self.duration)
         self.ttft_child = ChildCache(self.ttft)

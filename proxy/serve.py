@@ -43,6 +43,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream-connect-timeout", dest="upstream_connect_timeout",
                    help="time to connect to the model server (default 10s)")
     p.add_argument("--max-body", dest="max_body_bytes", help="request body limit (default 8MiB)")
+    p.add_argument("--max-response-body", dest="max_response_bytes",
+                   help="whole-answer body limit (default 64MiB; streams are never limited as a whole)")
+    p.add_argument("--max-header", dest="max_header_bytes", help="request line and headers limit (default 64KiB)")
+    p.add_argument("--header-timeout", dest="header_timeout", help="time to send a request head (default 30s)")
+    p.add_argument("--idle-timeout", dest="idle_timeout", help="idle keep-alive connection timeout (default 75s)")
+    p.add_argument("--max-inflight", dest="max_inflight", help="exchanges forwarded at once (default 256)")
+    p.add_argument("--max-queue", dest="max_queue", help="exchanges waiting for a slot before 429 (default 64)")
+    p.add_argument("--queue-timeout", dest="queue_timeout", help="longest wait for a slot (default 10s)")
+    p.add_argument("--guard-budget", dest="guard_budget",
+                   help="detection time per direction of an exchange (default 5s)")
+    p.add_argument("--guard-fail-mode", dest="guard_fail_mode", choices=("closed", "open"),
+                   help="over the guard budget: refuse (closed, default) or forward, recorded failed_open")
     p.add_argument("--admin-token", dest="admin_token",
                    help="bearer token for /metrics (required when --admin is not loopback)")
     p.add_argument("--admin-token-file", dest="admin_token_file", help="read the admin token from this file")

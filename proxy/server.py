@@ -24,6 +24,7 @@ from proxy.admin import AdminServer, Readiness
 from proxy.config import WardenConfig
 from proxy.errors import install_mitmproxy_error_pages
 from proxy.services import Services
+from proxy.wire_bounds import ConnectionSweeper, Wire, WireLimits, install
 
 log = logging.getLogger("warden.server")
 
@@ -36,7 +37,8 @@ def mitm_options(config: WardenConfig, confdir: Path) -> dict[str, Any]:
     listen = config.listen
     values: dict[str, Any] = {
         "mode": [f"reverse:{config.upstream}@{listen.host}:{listen.port}"],
-        "body_size_limit": str(config.max_body_bytes),
+        # Body limits per direction are enforced by proxy/wire_bounds.py (mitmproxy's body_size_limit is one
+        # limit for both directions and stays unset).
         "connection_strategy": "lazy",
         "ssl_insecure": not config.upstream_tls_verify,
         "confdir": str(confdir),
@@ -50,6 +52,14 @@ def mitm_options(config: WardenConfig, confdir: Path) -> dict[str, Any]:
         bundle.chmod(0o600)
         values["certs"] = [f"*={bundle}"]
     return values
+
+
+def wire_limits(config: WardenConfig) -> WireLimits:
+    return WireLimits(
+        max_header_bytes=config.max_header_bytes, header_timeout=config.header_timeout,
+        idle_timeout=config.idle_timeout, request_body_bytes=config.max_body_bytes,
+        response_body_bytes=config.max_response_bytes,
+    )
 
 
 def mitm_addons(config: WardenConfig) -> list[object]:
@@ -73,6 +83,7 @@ class WardenProxy:
         self._confdir = tempfile.TemporaryDirectory(prefix="warden-mitm-")
         self._stopping = asyncio.Event()
         self._background: set[asyncio.Task[object]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
 
     @property
     def inflight(self) -> int:
@@ -91,6 +102,9 @@ class WardenProxy:
             loop.add_signal_handler(sig, self.request_stop)
         loop.add_signal_handler(signal.SIGHUP, self.request_reload)
         install_mitmproxy_error_pages()
+        closed = self.services.metrics.connections_closed
+        self.wire = Wire(wire_limits(self.config), count=lambda reason: closed.labels(reason).inc())
+        install(self.wire)
         opts = options.Options()
         self.master = Master(opts)
         self.master.addons.add(*mitm_addons(self.config), *default_addons(self.services))
@@ -103,6 +117,8 @@ class WardenProxy:
             if self._run_task.done():
                 break
             if ps.listen_addrs():
+                sweeper = ConnectionSweeper(self.wire, ps)
+                self._sweeper = asyncio.create_task(sweeper.run(), name="warden-connection-sweeper")
                 return
             errors = [str(s.last_exception) for s in ps.servers if s.last_exception]
             if errors:
@@ -147,6 +163,8 @@ class WardenProxy:
         log.info("stopped")
 
     async def _stop_master(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         if self.master is not None:
             self.master.shutdown()
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):

@@ -23,6 +23,7 @@ sends it with `extra_body={"standin": {...}}`; a real server ignores it):
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import hashlib
 import json
@@ -39,6 +40,7 @@ from typing import Any
 
 BASE_MODEL = "standin-base"
 LORA_ADAPTER = "standin-lora-sql"
+RECEIVED_LOG_SIZE = 1000
 CACHE_BLOCK_TOKENS = 16  # vLLM caches whole KV blocks: only full blocks of a shared prefix count as hits
 
 
@@ -206,6 +208,8 @@ class StandinHandler(BaseHTTPRequestHandler):
         elif path == "/_standin/aborted":
             # Streams whose reader went away mid-way: lets tests see that a vanished client cancels upstream.
             self.send_json(200, {"aborted_streams": self.server.aborted_streams})
+        elif path == "/_standin/received":
+            self.send_json(200, {"received": list(self.server.received)})
         elif path == "/_standin/last":
             # What the model server last received: lets tests see what the proxy forwarded.
             data = self.server.last_body
@@ -220,6 +224,8 @@ class StandinHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw = self.read_body()
         self.server.last_body = raw
+        self.server.received.append({"method": self.command, "path": self.path,
+                                     "body": raw.decode("utf-8", "replace")})
         path = self.path.split("?", 1)[0]
         if path.startswith("/echo"):
             self.send_json(200, self.echo_payload(raw))
@@ -451,6 +457,9 @@ class StandinServer(ThreadingHTTPServer):
         self.counters = Counters()
         self.aborted_streams = 0
         self.last_body = b""
+        # Every request line and body received, in order (the last RECEIVED_LOG_SIZE): tests assert on what
+        # reached the model server, including requests the proxy never saw as such (smuggled ones).
+        self.received: collections.deque[dict[str, object]] = collections.deque(maxlen=RECEIVED_LOG_SIZE)
 
     def get_request(self) -> tuple[socket.socket, Any]:
         sock, address = super().get_request()

@@ -58,6 +58,8 @@ class Outcome(StrEnum):
     BLOCKED = "blocked"
     CLIENT_ABORTED = "client_aborted"
     INTERNAL_ERROR = "internal_error"
+    SHED = "shed"  # refused with 429: at capacity (proxy/admission.py)
+    GUARD_TIMEOUT = "guard_timeout"  # inspection over its budget, failing closed
 
 
 EXACT_ROUTES: dict[str, Route] = {
@@ -126,6 +128,8 @@ class FlowState:
     route: Route
     started: float  # time.perf_counter() at request headers
     method: str = ""
+    client_close: bool = False  # the client asked to close its HTTP/1 connection after this exchange
+    admitted: bool = False  # holds a slot of max_inflight (proxy/stages/admission.py) until it ends
     model: str | None = None  # as records carry it: PII in it masked (Guard.recordable_name)
     requested_model: str | None = None  # as the client sent it (bounded): only for looking the model up
     stream: bool = False

@@ -8,7 +8,7 @@ import uuid
 from mitmproxy import http
 
 from proxy.errors import body_too_large, invalid_path
-from proxy.headers import strip_hop_by_hop
+from proxy.headers import strip_hop_by_hop, wants_close
 from proxy.paths import judge_path
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
@@ -32,6 +32,7 @@ class Correlate:
         request_id = supplied if sane else uuid.uuid4().hex
         if request_id != supplied:
             flow.request.headers["x-request-id"] = request_id
+        client_close = wants_close(flow.request.http_version, flow.request.headers)
         strip_hop_by_hop(flow.request.headers)
         path = judge_path(flow.request.path)
         state = FlowState(
@@ -39,6 +40,7 @@ class Correlate:
             route=path.route,
             started=self.services.clock(),
             method=flow.request.method,
+            client_close=client_close,
         )
         flow.metadata[STATE_KEY] = state
         self.services.metrics.inflight.inc()
@@ -47,7 +49,7 @@ class Correlate:
             flow.response = invalid_path(path.resembles).response(request_id)
         declared = flow.request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:
-            # Answer before reading the body at all; chunked bodies are cut by mitmproxy's body_size_limit.
+            # Answer before reading the body at all; chunked bodies are cut by proxy/wire_bounds.py.
             state.outcome = Outcome.TOO_LARGE
             flow.response = body_too_large(self.limit).response(request_id)
             flow.response.headers["connection"] = "close"  # the unread body makes the connection unusable

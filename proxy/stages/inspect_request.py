@@ -7,6 +7,7 @@ strings. Big bodies are scanned in a worker thread so one long prompt never stal
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Iterable
 
@@ -14,7 +15,7 @@ from mitmproxy import http
 
 from audit.records import Verdict
 from proxy.bodies import json_bytes
-from proxy.errors import content_blocked
+from proxy.errors import content_blocked, guard_timeout
 from proxy.extract import TextField, put, request_texts
 from proxy.guard import Inspection, inspect
 from proxy.services import Services
@@ -23,6 +24,8 @@ from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from rules.findings import SEVERITY, Action
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault
+
+log = logging.getLogger("warden.guard")
 
 OFFLOAD_CHARS = 32_000  # above this much text, scanning moves off the event loop (~1 ms of CPU per 4 KB)
 
@@ -112,8 +115,29 @@ class InspectRequest:
                                 fields: list[TextField], vault: PseudonymVault) -> None:
         scanner = self.services.guard.policy.request
         started = time.perf_counter()
-        inspection = await asyncio.to_thread(inspect, scanner, fields, vault)
+        try:
+            inspection = await asyncio.wait_for(asyncio.to_thread(inspect, scanner, fields, vault),
+                                                self.config.guard_budget or None)
+        except TimeoutError:
+            self._over_budget(flow, state, time.perf_counter() - started)
+            return
         self._enforce(flow, state, body, inspection, time.perf_counter() - started)
+
+    def _over_budget(self, flow: http.HTTPFlow, state: FlowState, seconds: float) -> None:
+        """The scan outran `guard_budget` (a flood of long prompts, a starved CPU). The scan thread cannot be
+        stopped, but the exchange no longer waits for it: closed, it is refused (503); open, it is forwarded
+        as it came, recorded `failed_open`, never `pass`."""
+        mode = self.config.guard_fail_mode
+        self.services.metrics.guard_over_budget.labels("input", mode).inc()
+        state.guard_seconds["request"] = state.guard_seconds.get("request", 0.0) + seconds
+        log.warning("inspection over budget", extra={"request_id": state.request_id, "direction": "input",
+                                                     "budget_s": self.config.guard_budget, "fail_mode": mode})
+        if mode == "open":
+            state.stage_verdicts["request"] = Verdict.FAILED_OPEN.value
+            return
+        state.stage_verdicts["request"] = Verdict.TIMEOUT.value
+        state.outcome = Outcome.GUARD_TIMEOUT
+        flow.response = guard_timeout(self.config.guard_budget).response(state.request_id)
 
     def _unparsed(self, flow: http.HTTPFlow, state: FlowState) -> None:
         """No JSON object to inspect. An empty body has nothing to scan; anything else cannot be checked

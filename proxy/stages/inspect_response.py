@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -18,7 +19,7 @@ from mitmproxy import http
 from audit.records import Verdict
 from proxy.answer import record_answer, record_usage
 from proxy.bodies import BodyError, decode, json_bytes
-from proxy.errors import ApiError, content_blocked
+from proxy.errors import ApiError, content_blocked, guard_timeout
 from proxy.extract import TextField, put, response_texts
 from proxy.guard import Inspection, inspect
 from proxy.services import Services
@@ -29,8 +30,7 @@ from rules.findings import Action
 from rules.pseudonym import PseudonymVault
 from rules.scanner import Scanner
 
-# An answer may legitimately be bigger than a request; the bound only stops decompression bombs.
-RESPONSE_DECODE_LIMIT = 64 * 1024 * 1024
+log = logging.getLogger("warden.guard")
 
 
 class InspectResponse:
@@ -51,7 +51,7 @@ class InspectResponse:
             return None
         try:
             content = decode(response.raw_content or b"", response.headers.get("content-encoding", ""),
-                             RESPONSE_DECODE_LIMIT)
+                             self.config.max_response_bytes)  # decoded as bounded as sent: no bombs
             body = json.loads(content)
         except (BodyError, ValueError, UnicodeDecodeError, RecursionError):
             # An answer we cannot read cannot be checked: it is not passed on (fail closed).
@@ -79,8 +79,31 @@ class InspectResponse:
     async def _inspect_off_loop(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
                                 fields: list[TextField], vault: PseudonymVault) -> None:
         started = time.perf_counter()
-        inspection = await asyncio.to_thread(inspect, self._scanner, fields, vault)
+        try:
+            inspection = await asyncio.wait_for(asyncio.to_thread(inspect, self._scanner, fields, vault),
+                                                self.config.guard_budget or None)
+        except TimeoutError:
+            self._over_budget(flow, state, body, content, fields, vault, time.perf_counter() - started)
+            return
         self._enforce(flow, state, body, content, fields, vault, inspection, time.perf_counter() - started)
+
+    def _over_budget(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
+                     fields: list[TextField], vault: PseudonymVault, seconds: float) -> None:
+        """As for prompts (stages/inspect_request.py): closed, the answer is withheld (503); open, it goes out
+        uninspected (pseudonyms still restored), recorded `failed_open`."""
+        mode = self.config.guard_fail_mode
+        self.services.metrics.guard_over_budget.labels("output", mode).inc()
+        log.warning("inspection over budget", extra={"request_id": state.request_id, "direction": "output",
+                                                     "budget_s": self.config.guard_budget, "fail_mode": mode})
+        if mode == "open":
+            self._enforce(flow, state, body, content, fields, vault, Inspection(Action.ALLOW, (), ()), seconds)
+            state.stage_verdicts["response"] = Verdict.FAILED_OPEN.value
+            return
+        state.guard_seconds["response"] = state.guard_seconds.get("response", 0.0) + seconds
+        state.stage_verdicts["response"] = Verdict.TIMEOUT.value
+        state.outcome = Outcome.GUARD_TIMEOUT
+        flow.response = guard_timeout(self.config.guard_budget, output=True).response(state.request_id)
+        self._finish(flow, state, flow.response.content or b"")
 
     def _enforce(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
                  fields: list[TextField], vault: PseudonymVault, inspection: Inspection, seconds: float) -> None:

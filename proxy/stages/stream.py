@@ -319,6 +319,10 @@ class Stream:
         strip_hop_by_hop(flow.response.headers)
         if state is None:
             return
+        if state.client_close:
+            # mitmproxy closes after this exchange when the response says so: the client's own `close` was
+            # stripped with the other hop-by-hop headers before mitmproxy could read it (RFC 9112 section 9.6).
+            flow.response.headers["connection"] = "close"
         flow.response.headers["x-warden-request-id"] = state.request_id
         content_type = flow.response.headers.get("content-type", "")
         if not content_type.startswith("text/event-stream"):
