@@ -72,13 +72,12 @@ class SseRelay:
         if self.guard is None:
             for event in events:
                 self.observe(event)
+            data = b"" if not events else events[0].raw if len(events) == 1 else b"".join(e.raw for e in events)
+            if data:
+                self.hasher.update(data)
             if not chunk:
-                self.finish()
-            if not events:
-                return []
-            data = events[0].raw if len(events) == 1 else b"".join(e.raw for e in events)
-            self.hasher.update(data)
-            return [data]
+                self.finish()  # after the last event (flushed unterminated at the end) is in the output digest
+            return [data] if data else []
         if self.guard.ended:  # blocked or failed: nothing more reaches the client
             if not chunk:
                 self.finish()
