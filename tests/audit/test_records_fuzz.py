@@ -43,7 +43,7 @@ KINDS = st.one_of(st.sampled_from(["exchange", "epoch_start", "heartbeat", "shut
 TIMES = st.integers(0, 253402300799_999).map(lambda ms: format_ts(ms / 1000))
 
 
-@fuzz(150)
+@fuzz(100)
 @given(BODIES, st.integers(0, MAX_SAFE_INT), TIMES, TEXT, KINDS, st.binary(min_size=32, max_size=32))
 @example({"nested": {"kind": "x", "origin": "o", "seq": 1, "ts": "2026-12-03T00:00:00.000Z"}}, 7,
          "2026-12-03T00:00:00.000Z", "c/ns/pod/boot", "exchange", bytes(32))  # a header look-alike inside
@@ -99,7 +99,7 @@ LINES = st.one_of(st.binary(max_size=120).map(lambda b: b.replace(b"\n", b"")), 
 DEEP = MAC_PREFIX + b'"a":' + b"[" * 50_000 + b"]" * 50_000 + b',"kind":"exchange","origin":"o","seq":0}'
 
 
-@fuzz(200)
+@fuzz(150)
 @given(LINES)
 @example(DEEP)
 @example(MAC_PREFIX + b'"kind":"exchange","origin":"o","seq":"7","ts":"x"}')

@@ -93,7 +93,7 @@ def as_parsed(body: dict[str, Any]) -> dict[str, Any]:
     return parsed
 
 
-@fuzz(200)
+@fuzz(150)
 @given(route_and_body(), EXTRACTORS)
 @example((Route.CHAT, {"messages": [{"content": [{"text": "a", "input_text": "b"}]}]}), request_texts)
 @example((Route.RESPONSES, {"input": ["a", {"content": "b", "text": "c", "output": "d"}]}), request_texts)
@@ -108,7 +108,7 @@ def test_every_field_is_found_where_its_path_says(case: tuple[Route, dict[str, A
         assert f.where  # printable for errors and audit records
 
 
-@fuzz(120)
+@fuzz(100)
 @given(route_and_body(), EXTRACTORS, st.data())
 def test_put_changes_exactly_the_field_at_its_path(case: tuple[Route, dict[str, Any]], extract: Any,
                                                    data: st.DataObject) -> None:

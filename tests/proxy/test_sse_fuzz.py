@@ -113,7 +113,7 @@ def feed_cut(framer: SseFramer, data: bytes, cuts: list[int]) -> list[SseEvent]:
 # --- the framer -------------------------------------------------------------------------------------------
 
 
-@fuzz(300)
+@fuzz(200)
 @given(SSE_BYTES, CUTS)
 @example(b"\r", [])
 @example(b"\n\r\n", [1, 2])
@@ -131,7 +131,7 @@ def test_framer_frames_any_bytes_cut_anywhere_as_the_spec_does(data: bytes, cuts
     assert b"".join(e.raw for e in [*events, *flushed]) == data
 
 
-@fuzz(300)
+@fuzz(200)
 @given(SSE_BYTES)
 @example(b"data\n\n")  # a field with no colon: an empty data line
 @example(b"data:  two spaces\n\n")  # only one space is dropped
@@ -145,7 +145,7 @@ def test_parsed_fields_follow_the_spec(data: bytes) -> None:
         assert event.is_done == (event.data == b"[DONE]")
 
 
-@fuzz(200)
+@fuzz(150)
 @given(SSE_BYTES, CUTS)
 def test_take_pending_hands_over_exactly_the_unfinished_event(data: bytes, cuts: list[int]) -> None:
     framer = SseFramer()
@@ -176,7 +176,7 @@ def new_relay(guard: StreamGuard | None, route: Route = Route.CHAT) -> tuple[Sse
     return SseRelay(state, lambda: 1.0, guard, hmac.new(b"k", digestmod="sha256")), state
 
 
-@fuzz(200)
+@fuzz(150)
 @given(SSE_BYTES, CUTS, st.sampled_from([8 * 1024 * 1024, 16]))
 def test_unguarded_relay_passes_any_bytes_on_exactly(data: bytes, cuts: list[int], bound: int) -> None:
     """The bound on an unfinished event (16 bytes: hit often) changes nothing for an unguarded stream."""
@@ -277,7 +277,7 @@ def guarded_output(policy: Policy, route: Route, data: bytes, cuts: list[int]) -
 ROUTES = st.sampled_from([Route.CHAT, Route.COMPLETIONS, Route.RESPONSES])
 
 
-@fuzz(150)
+@fuzz(100)
 @given(STREAMS, CUTS, ROUTES)
 def test_guarded_relay_survives_any_stream_and_any_cut(policy: Policy, data: bytes, cuts: list[int],
                                                        route: Route) -> None:
@@ -291,7 +291,7 @@ def test_guarded_relay_survives_any_stream_and_any_cut(policy: Policy, data: byt
     assert state.output_digest == hmac.new(b"k", whole, digestmod="sha256").hexdigest()
 
 
-@fuzz(60)
+@fuzz(40)
 @given(STREAMS, CUTS, ROUTES)
 def test_the_bounded_event_error_is_the_only_ending_a_long_event_causes(policy: Policy, data: bytes,
                                                                          cuts: list[int], route: Route) -> None:

@@ -67,7 +67,7 @@ _YAML_PIECES = st.one_of(
 YAML_TEXT = st.lists(_YAML_PIECES, max_size=30).map("".join)
 
 
-@fuzz(150)
+@fuzz(100)
 @given(st.one_of(st.binary(max_size=200), YAML_TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))), SUFFIXES)
 @example(b"[" * 3000 + b"]" * 3000, ".yaml")  # nesting past the parser's recursion
 @example(b"[" * 3000 + b"]" * 3000, ".json")
@@ -102,7 +102,7 @@ def documents(keys: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=5)), max_leaves=20)
 
 
-@fuzz(150)
+@fuzz(100)
 @given(documents(YAML_KEYS), st.sampled_from([".yaml", ".yml"]))
 @example({1: "a", "b": "c"}, ".yaml")  # keys of mixed types
 @example({"normalize": {1: "a", "b": "c"}}, ".yaml")
@@ -114,7 +114,7 @@ def test_any_yaml_document_loads_or_names_the_file(folder: Path, doc: Any, suffi
     loads_or_names_the_file(write(folder, suffix, text.encode("utf-8", "surrogatepass")))
 
 
-@fuzz(120)
+@fuzz(80)
 @given(documents(JSON_KEYS))
 def test_any_json_document_loads_or_names_the_file(folder: Path, doc: Any) -> None:
     loads_or_names_the_file(write(folder, ".json", json.dumps(doc).encode()))
