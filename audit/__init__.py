@@ -7,6 +7,7 @@ The writer side, for the proxy::
     log = AuditLog.open(AuditConfig(directory=Path("/var/lib/warden/audit"), origin=Origin(...)))
     ticket = log.append("exchange", ExchangeRecord(...).to_body())   # never blocks
     ticket.wait(timeout)                                             # durable after group commit
+    await asyncio.wrap_future(ticket.completion())                   # the same, from an event loop
     log.digest(raw_bytes); log.anchor_lag_seconds(); log.stats(); log.healthy()
     log.close(timeout)                                               # shutdown record + final checkpoint
 

@@ -17,8 +17,8 @@ from typing import NoReturn, TextIO
 from audit.checkpoint import CHECKPOINT_DIR, SEGMENT_DIR, parse_checkpoint
 from audit.errors import AuditError, ConfigError, ProofError
 from audit.keys import KeyProvider, KmsKeyProvider, LocalKeyProvider, Unwrapper
+from audit.line import parse_line
 from audit.merkle import inclusion_proof, leaf_hash, list_range_hash, verify_inclusion
-from audit.records import split_line
 from audit.signers import PUBLIC_KEY_FILE, KeyRing
 from audit.stores import DirectorySource, S3Source, Source, parse_s3_url
 from audit.verify import Outcome, Report, Severity, verify
@@ -302,7 +302,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
             break
         for line in source.read(name).split(b"\n")[:-1]:
             try:
-                obj = json.loads(split_line(line)[1])
+                obj = json.loads(parse_line(line)[1])
             except (AuditError, ValueError, RecursionError):
                 obj = None
             seq = obj.get("seq") if isinstance(obj, dict) else None

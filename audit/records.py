@@ -1,12 +1,7 @@
-"""Audit records: the canonical line format, the MAC chain step, and the exchange record body.
+"""Audit records: kinds, verdicts, the body checks, the canonical record, the MAC chain step, the exchange body.
 
-A record line is the canonical JSON of the record with its MAC as the first key:
-
-    {"_mac":"<64 hex>","kind":"exchange","origin":"c/ns/pod/boot","seq":7,"ts":"...",...}
-
-`_mac` sorts before every other key (they are lower-case identifiers), so the MAC-covered bytes, the canonical
-record without `_mac`, are `b"{" + line[75:]`: no re-serialization is needed to check a MAC. The Merkle leaf
-is the whole line without its newline.
+A record is the canonical JSON of its body merged with the header the log writes (`seq`, `ts`, `origin`,
+`kind`); how it is stored, one line with its MAC first, is `audit.line`.
 
     mac_i = HMAC-SHA256(K_epoch, mac_{i-1} || record_i)      (mac_{-1} = 32 zero bytes)
 """
@@ -22,12 +17,9 @@ from enum import StrEnum
 
 from audit.canonical import check_value, encode
 from audit.errors import RecordError
+from audit.line import MAC_SIZE, encode_line, parse_line
 
-MAC_SIZE = 32
 GENESIS_MAC = bytes(MAC_SIZE)
-_MAC_OPEN = b'{"_mac":"'
-_MAC_CLOSE = b'",'
-_REC_AT = len(_MAC_OPEN) + 2 * MAC_SIZE + len(_MAC_CLOSE)  # 75
 
 # Header fields the log writes itself; a body may not set them.
 RESERVED_KEYS = frozenset({"_mac", "seq", "ts", "origin", "kind"})
@@ -105,20 +97,9 @@ def chain_mac(key: bytes, prev_mac: bytes, record: bytes) -> bytes:
     return hmac.digest(key, prev_mac + record, "sha256")
 
 
-def make_line(mac: bytes, record: bytes) -> bytes:
-    """The stored line (without newline) for a record and its MAC."""
-    return _MAC_OPEN + mac.hex().encode("ascii") + _MAC_CLOSE + record[1:]
-
-
-def split_line(line: bytes) -> tuple[bytes, bytes]:
-    """(mac, record bytes) of a stored line; raises RecordError when the line is not in record form."""
-    if not line.startswith(_MAC_OPEN) or line[_REC_AT - 2:_REC_AT] != _MAC_CLOSE or len(line) < _REC_AT + 1:
-        raise RecordError("line does not start with the record MAC", found=line[:_REC_AT][:80])
-    try:
-        mac = bytes.fromhex(line[len(_MAC_OPEN):_REC_AT - 2].decode("ascii"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RecordError("record MAC is not hex", found=line[:_REC_AT]) from exc
-    return mac, b"{" + line[_REC_AT:]
+# The line format is defined in audit.line; these are its names from before it had a module of its own.
+make_line = encode_line
+split_line = parse_line
 
 
 def digest_hex(key: bytes, data: bytes) -> str:

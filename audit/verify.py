@@ -8,14 +8,11 @@ failure; otherwise any INCONCLUSIVE means the log could not be fully judged; WAR
 
 from __future__ import annotations
 
-import binascii
 import bisect
 import hashlib
 import hmac
 import json
-import re
 import time
-from binascii import unhexlify
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -33,13 +30,12 @@ from audit.checkpoint import (
 )
 from audit.errors import AuditError, KeyUnavailableError, ProofError, RecordError
 from audit.keys import Unwrapper
+from audit.line import parse_line, read_header
 from audit.merkle import CompactRange, verify_consistency
 from audit.records import GENESIS_MAC, LIFECYCLE_KINDS, Kind
 from audit.signers import KeyRing
 from audit.stores import TMP_PREFIX, Source
 
-_MAC_OPEN = b'{"_mac":"'
-_HEADER = re.compile(rb'"kind":"([a-z][a-z0-9_.]*)","origin":"[^"\\]*","seq":([0-9]+),"ts":"([^"\\]{24})"')
 _LIFECYCLE = frozenset(str(k) for k in LIFECYCLE_KINDS)
 
 
@@ -436,7 +432,8 @@ class Verifier:
         root_failures = 0
         sha256 = hashlib.sha256
         loads = json.loads
-        header_at = _HEADER.search
+        parse = parse_line
+        header_of = read_header
         strict = self.strict
         obj: dict[str, object] | None
         compare = hmac.compare_digest
@@ -490,20 +487,14 @@ class Verifier:
                                              f"{root.hex()[:16]}.., checkpoint says {cp.root.hex()[:16]}..",
                                              file=self.cp_file.get(cp.n), checkpoint=cp.n)
                 try:
-                    if line[:9] != _MAC_OPEN or line[73:75] != b'",':
-                        raise RecordError("line does not start with the record MAC")
-                    mac = unhexlify(line[9:73])
-                    record = b"{" + line[75:]
-                    # Fast path: in canonical JSON `"seq":` can only be a key (a quote inside a string is
-                    # escaped), so when it occurs once and sits between "kind"/"origin" and "ts" at one level,
-                    # that is the header. Anything unusual (lifecycle records, strict mode) is fully parsed.
-                    header = None if strict or line.count(b'"seq":') != 1 else header_at(line)
+                    mac, record = parse(line)
+                    # Fast path (audit.line.read_header): the header read without parsing the JSON; anything
+                    # unusual (lifecycle records, strict mode) is fully parsed.
+                    header = None if strict else header_of(line)
                     if header is None:
                         obj = loads(record)
                     else:
-                        kind = header.group(1).decode("ascii")
-                        seq = int(header.group(2))
-                        ts = header.group(3).decode("ascii")
+                        kind, seq, ts = header
                         obj = loads(record) if kind in _LIFECYCLE else None
                     if obj is not None:
                         o_seq, o_kind, o_ts = obj["seq"], obj["kind"], obj["ts"]
@@ -512,7 +503,7 @@ class Verifier:
                         seq, kind, ts = o_seq, o_kind, o_ts
                         if strict and encode(obj, checked=True) != record:
                             raise RecordError("record is not in canonical form")
-                except (RecordError, ValueError, KeyError, TypeError, binascii.Error, RecursionError) as exc:
+                except (RecordError, ValueError, KeyError, TypeError, RecursionError) as exc:
                     # RecursionError: nesting deeper than the JSON parser's stack, which no writer produces.
                     self.add(Code.RECORD_MALFORMED, f"unreadable record: {type(exc).__name__}: {exc}"[:300],
                              file=seg.name, line=lineno)

@@ -1,6 +1,6 @@
-"""Fuzzing the audit line format (audit/records.py, audit/canonical.py) and the parsers that read it back: the
-verifier's record and checkpoint reading (audit/verify.py, audit/checkpoint.py), crash recovery's line reader
-(audit/log.py) and `warden audit show` (audit/cli.py).
+"""Fuzzing the audit line format (audit/line.py, audit/records.py, audit/canonical.py) and the parsers that read
+it back: the verifier's record and checkpoint reading (audit/verify.py, audit/checkpoint.py), crash recovery's
+line reader (audit/line.py `read_seq`) and `warden audit show` (audit/cli.py).
 
 Generated records round-trip through the canonical line form; any bytes in place of a line or a checkpoint
 give a report with problem codes (or the module's own AuditError), never a traceback. Budget: tests/fuzz.py.
@@ -21,11 +21,12 @@ from audit.canonical import MAX_SAFE_INT, encode, format_ts, is_canonical, parse
 from audit.checkpoint import CheckpointFormatError, parse_checkpoint
 from audit.errors import AuditError, RecordError, StoreError
 from audit.keys import LocalKeyProvider, Unwrapper
-from audit.log import _line_seq
+from audit.line import HEADER as _HEADER
+from audit.line import read_seq as _line_seq
 from audit.records import RESERVED_KEYS, check_body, check_kind, encode_record, make_line, split_line
 from audit.signers import KeyRing
 from audit.stores import SourceNote
-from audit.verify import _HEADER, Outcome, Report, verify
+from audit.verify import Outcome, Report, verify
 from tests.audit.conftest import Built, build
 from tests.fuzz import fuzz
 
