@@ -4,19 +4,20 @@ Appending never blocks. A whole (non-streamed) answer is held until its record i
 group-commit windows, so an exchange the client saw acknowledged is in the log even after a SIGKILL; if
 the log cannot make it durable in time the answer is replaced by a 503 (audit fails closed). A streamed
 answer has already been sent when its record is written; its record is queued, not awaited.
+
+The wait is the ticket's completion, a future the writer thread resolves after the batch's fsync; asyncio's
+`wrap_future` hands the result to the event loop thread-safely (`call_soon_threadsafe`), so nothing polls.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable
-from typing import Any
 
 from mitmproxy import http
 
-from audit import AuditLog, ExchangeRecord
+from audit import AppendTicket, AuditLog, ExchangeRecord
 from audit.errors import AuditError
 from proxy.errors import ApiError
 from proxy.services import Services
@@ -25,7 +26,6 @@ from proxy.state import FlowState, Outcome, get_state
 log = logging.getLogger("warden.audit")
 
 DURABLE_WAIT_SECONDS = 2.0  # far above the batch window: only a stuck disk gets here
-POLL_SECONDS = 0.001
 
 
 def audit_unavailable(request_id: str) -> http.Response:
@@ -78,9 +78,11 @@ def record_body(state: FlowState, policy_version: str) -> dict[str, object]:
 
 
 class AuditEmit:
-    def __init__(self, services: Services, audit_log: AuditLog) -> None:
+    def __init__(self, services: Services, audit_log: AuditLog, *,
+                 durable_wait: float = DURABLE_WAIT_SECONDS) -> None:
         self.services = services
         self.log = audit_log
+        self.durable_wait = durable_wait
 
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         state = get_state(flow)
@@ -101,7 +103,7 @@ class AuditEmit:
         if state is not None and not state.audited:
             self._append(flow, state)
 
-    def _append(self, flow: http.HTTPFlow, state: FlowState) -> Any:
+    def _append(self, flow: http.HTTPFlow, state: FlowState) -> AppendTicket | None:
         state.audited = True
         try:
             ticket = self.log.append("exchange", record_body(state, self.services.guard.policy.version))
@@ -111,12 +113,13 @@ class AuditEmit:
         state.audit_seq = ticket.seq
         return ticket
 
-    async def _await_durable(self, flow: http.HTTPFlow, state: FlowState, ticket: Any) -> None:
-        deadline = time.monotonic() + DURABLE_WAIT_SECONDS
-        while not ticket.done():
-            if time.monotonic() > deadline:
-                log.error("audit record not durable in time; withholding the answer",
-                          extra={"request_id": state.request_id, "seq": ticket.seq})
-                withhold(flow, state)
-                return
-            await asyncio.sleep(POLL_SECONDS)
+    async def _await_durable(self, flow: http.HTTPFlow, state: FlowState, ticket: AppendTicket) -> None:
+        try:
+            # On timeout wait_for cancels the wrapped future; the writer ignores a cancelled one.
+            durable = await asyncio.wait_for(asyncio.wrap_future(ticket.completion()), self.durable_wait)
+        except TimeoutError:
+            durable = False
+        if not durable:  # not fsynced within the bound, or the writer stopped first
+            log.error("audit record not durable in time; withholding the answer",
+                      extra={"request_id": state.request_id, "seq": ticket.seq})
+            withhold(flow, state)
