@@ -20,7 +20,7 @@ from proxy.extract import TextField
 from rules import masking
 from rules.findings import SEVERITY, Action, Detector, FindingFilter
 from rules.loader import LoadedRules, load
-from rules.policy import default_mask
+from rules.policy import Decision, default_mask
 from rules.pseudonym import PseudonymVault
 from rules.scanner import Scanner, ScanResult
 
@@ -168,14 +168,13 @@ class Guard:
         if known is not None:
             return known
         result = policy.response.scan(name)
-        parts: list[str] = []
-        pos = 0
-        for d in result.decisions:
-            f = d.finding
-            if f.category in ("pii", "secret") and f.start >= pos:
-                parts += [name[pos:f.start], masking.mask_value(name[f.start:f.end], d.mask or default_mask(f.kind))]
-                pos = f.end
-        recorded = "".join([*parts, name[pos:]])
+        # Every PII finding masked whatever its rule does with it in text (annotate, block): a record carries
+        # no PII. Covered ones too, and overlapping ones as one region (rules/masking.py).
+        masks = [
+            Decision(d.finding, Action.MASK, None, d.mask or default_mask(d.finding.kind))
+            for d in (*result.decisions, *result.covered) if d.finding.category in ("pii", "secret")
+        ]
+        recorded = masking.rewrite(name, masks, None)
         if not remember:
             return recorded
         if len(self._names) >= NAMES_KEPT:

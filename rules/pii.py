@@ -68,6 +68,10 @@ class PiiSpec:
     trim_tail: bytes = b""  # on a failed check, retry without this suffix (punctuation it swallowed)
     no_dot_digit: bool = False  # "1.2.3.4.5" is no IPv4 address, but "at 10.0.0.1." is
     not_in_token: bool = False  # reject a value glued to ASCII letters/digits on both sides (X1380..D5U)
+    # Matches may overlap ("a@b.cn.c@d.cn": the second address starts right after the first's "@"), when the
+    # match is followed by one of `overlap_after` (a character the pattern could go on with): then search again
+    # from just after its start, not from its end.
+    overlap_after: bytes = b""
     score_fn: Callable[[str], float] | None = field(default=None)
 
     @property
@@ -95,6 +99,13 @@ _USCC = "[0-9A-HJ-NPQRTUWXY]"
 _OCTET = "[0-9]{1,3}"
 _HEX = "[0-9A-Fa-f]"
 _COLON = f"[:{FULLWIDTH_COLON}]"
+# Country code of a mobile number, bare or in parentheses (full-width ones too: normalization keeps them).
+_CN_CC = "(?:(?:\\+|00)86|[(（]\\+?86[)）])"
+# Between a mobile number's groups: a space (NFKC folds the ideographic one), a hyphen-minus (and the
+# full-width and small ones), or U+2010-U+2015, hyphens and dashes that normalization keeps. Literal, not
+# \x{...}: the prefix closures are parsed with Python's re (rules/prefix.py).
+_MOBILE_SEP = "[ \\-\u2010-\u2015]"
+_MOBILE_CONTEXT = ("手机", "电话", "联系", "致电", "mobile", "phone", "tel", "call", "微信")
 
 
 def _ssn_score(digits: str) -> float:
@@ -119,12 +130,23 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         negative=_NEG_NUMBER,
     ),
     PiiSpec(
+        # 3-4-4 digits, each group boundary with one optional separator, the first group and the country
+        # code optionally in parentheses: "+86 (138) 1234 5678", "(+86) 138-1234-5678", "1381234 5678".
         "cn_mobile", "cn_mobile",
-        "(?:(?:\\+|00)86[ -]?|\\(\\+?86\\)[ -]?)?1[3-9][0-9](?:[ -]?[0-9]{4}){2}",
+        f"(?:{_CN_CC}{_MOBILE_SEP}?)?(?:1[3-9][0-9]|[(（]1[3-9][0-9][)）])(?:{_MOBILE_SEP}?[0-9]{{4}}){{2}}",
         not_in_token=True,
         max_len=21, left=_DIGIT + b"+", score=0.85,
-        context=("手机", "电话", "联系", "致电", "mobile", "phone", "tel", "call", "微信"),
-        negative=_NEG_NUMBER,
+        context=_MOBILE_CONTEXT, negative=_NEG_NUMBER,
+    ),
+    PiiSpec(
+        # Dots only as exactly 3.4.4 groups, with nothing dotted or numeric glued on either side, and no ASCII
+        # letter before it: decimals and versions ("139.12345678", "v1.138.1234.5678", "138.1234.5678.9",
+        # "v138.1234.5678") are no numbers. A spec of its own for those boundaries.
+        "cn_mobile.dotted", "cn_mobile",
+        f"(?:{_CN_CC} ?)?1[3-9][0-9]\\.[0-9]{{4}}\\.[0-9]{{4}}",
+        not_in_token=True, no_dot_digit=True,
+        max_len=19, left=_ALNUM + b"+.", score=0.85,
+        context=_MOBILE_CONTEXT, negative=_NEG_NUMBER,
     ),
     PiiSpec(
         "cn_landline", "cn_landline",
@@ -163,6 +185,9 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         "email", "email",
         "[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,61}[A-Za-z0-9])?\\.[A-Za-z]{2,24}",
         max_len=153, left=_ALNUM + b"._%+-", right=_ALNUM + b"-", strip="", score=0.95,
+        # Past its "@", a match (accepted or not) is the start of another address's local part when what
+        # follows it can go on with one ("@" included): not before a space, CJK text, punctuation or the end.
+        overlap_after=_ALNUM + b"._%+-@",
     ),
     PiiSpec(
         "ipv4", "ipv4", f"{_OCTET}\\.{_OCTET}\\.{_OCTET}\\.{_OCTET}", not_in_token=True,
@@ -314,6 +339,7 @@ class PiiDetector:
         max_len = spec.max_len
         strip = self._strip[i]
         validator = spec.validator
+        overlap_after = spec.overlap_after
         size = len(data)
         pos = 0
         while pos <= size:
@@ -321,8 +347,12 @@ class PiiDetector:
             s0, e0 = spans[0]
             if s0 < 0:
                 return
-            pos = e0 if e0 > s0 else e0 + 1
             start, end = spans[1]
+            pos = e0 if e0 > s0 else e0 + 1
+            if overlap_after:
+                after = data[end : end + 1]
+                if after and after in overlap_after:
+                    pos = start + 1  # such a spec's values start with an ASCII character: a character boundary
             if end - start > max_len and (
                 end - start > max_len * 4 or len(data[start:end].decode("utf-8")) > max_len
             ):

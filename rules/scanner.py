@@ -6,8 +6,14 @@
 
 Order per text: PII detectors (base view), word lists and patterns (compact view), plug-in detectors (raw
 text), then the finding filters (semantic fusion), then per-rule `min_score`, then overlapping PII findings
-are resolved (higher score, then a passed checksum, then the longer span, then the detector order: an
-18-digit number that is both a valid ID and a valid card is reported once), then one Decision per finding.
+are ranked (higher score, then a passed checksum, then the longer span, then the detector order). A PII
+finding with the very span of a stronger one is another reading of the same value (an 18-digit number that
+is both a valid ID and a valid card): it is dropped, reported once. One inside the span of a stronger one
+whose checksum passed is part of that value (digit groups of an IBAN that read as a phone number, the IPv4
+tail of an IPv6 address): it is not reported, never blocks, but is kept in `ScanResult.covered` and masked
+all the same, as the stronger value's mask format may show its characters. Any other overlap is distinct
+values sharing characters (an ID that starts an e-mail address, a card number inside one): all are
+reported, and masking covers the union of their spans (rules/masking.py). Then one Decision per finding.
 A Scanner is never mutated after construction, so one instance is shared by every thread and request.
 """
 
@@ -33,12 +39,14 @@ from rules.wordlist import WordListDetector, WordRule
 
 __all__ = ["FindingFilter", "ScanResult", "Scanner"]
 
-ENGINE_VERSION = "warden-rules/1"
+# 2: overlapping PII findings are all masked, partial overlaps reported; more written forms of cn_mobile.
+ENGINE_VERSION = "warden-rules/2"
 # Hold-back cap for detectors without a bound (unbounded rule patterns, plug-ins without max_match_len).
 UNBOUNDED_CAP = 256
 
 _PII_PRIORITY = {s.kind: i for i, s in enumerate(BUILTIN_SPECS)}
 _PII_CATEGORIES = frozenset(("pii", "secret"))
+_REWRITES = frozenset((Action.MASK, Action.PSEUDONYMIZE))
 
 
 def _pii_rank(f: Finding) -> tuple[float, bool, int, int]:
@@ -55,6 +63,9 @@ class ScanResult:
     decisions: tuple[Decision, ...]
     action: Action
     rules_hit: tuple[str, ...]
+    # Decisions on PII findings inside a stronger finding's span (see the module docstring): not reported,
+    # never blocking, but their mask or pseudonym applies where the stronger finding's format would show them.
+    covered: tuple[Decision, ...] = ()
 
     @property
     def alert(self) -> bool:
@@ -285,30 +296,42 @@ class Scanner:
         self._window_set = wset
         self._window_match = wset._set.Match
 
-    def _resolve(self, findings: list[Finding]) -> list[Finding]:
+    def _resolve(self, findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+        """The findings to report, in text order, and the covered ones (see the module docstring)."""
         mins = self._min_scores
         if self._extra or self._filters:
             findings = list(dict.fromkeys(findings))  # plug-ins may repeat a finding; ours never do
         kept = [f for f in findings if f.score >= mins.get(f.rule, 0.5) and f.end > f.start]
+        covered: list[Finding] = []
         pii = [f for f in kept if f.category in _PII_CATEGORIES]
         if len(pii) > 1:
             pii.sort(key=_pii_rank)
-            chosen: list[Finding] = []
+            reported: list[Finding] = []
             for f in pii:
-                for c in chosen:
-                    if f.end > c.start and f.start < c.end:
-                        break
-                else:
-                    chosen.append(f)
-            if len(chosen) < len(pii):
+                # Against reported findings only: a finding inside a covered one is inside that one's
+                # container too, which is stronger still and passed its checksum.
+                where: list[Finding] | None = reported
+                for c in reported:
+                    if c.start <= f.start and f.end <= c.end:
+                        if c.start == f.start and c.end == f.end:
+                            where = None
+                            break
+                        if c.valid is True:
+                            where = covered
+                            break
+                if where is not None:
+                    where.append(f)
+            if len(reported) < len(pii):
                 # By identity: findings are distinct here (ours never repeat, plug-ins' were deduplicated),
                 # and hashing a Finding hashes all seven fields.
-                keep = {id(f) for f in chosen}
+                keep = {id(f) for f in reported}
                 kept = [f for f in kept if f.category not in _PII_CATEGORIES or id(f) in keep]
+                covered.sort(key=_position)
         kept.sort(key=_position)
-        return kept
+        return kept, covered
 
-    def _decide(self, findings: list[Finding]) -> ScanResult:
+    def _decide(self, resolved: tuple[list[Finding], list[Finding]]) -> ScanResult:
+        findings, covered = resolved
         policies = self._policies
         by_category = self._category_policy
         decisions = tuple([decide(f, policies.get(f.rule) or by_category.get(f.category)) for f in findings])
@@ -317,11 +340,20 @@ class Scanner:
         for d in decisions:
             if severity[d.action] > severity[action]:
                 action = d.action
+        hidden: tuple[Decision, ...] = ()
+        if covered:
+            hidden = tuple([decide(f, policies.get(f.rule) or by_category.get(f.category)) for f in covered])
+            for d in hidden:
+                # A covered finding is no value of its kind (it never blocks), but the text is rewritten for
+                # it, and the verdict says so.
+                if d.action in _REWRITES and severity[d.action] > severity[action]:
+                    action = d.action
         return ScanResult(
             findings=tuple(findings),
             decisions=decisions,
             action=action,
             rules_hit=tuple(sorted({f.rule for f in findings})),
+            covered=hidden,
         )
 
     # -- streaming support ------------------------------------------------------------------------------

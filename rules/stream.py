@@ -15,8 +15,8 @@ rules/scanner.py); a longer match split across chunks may be missed while stream
 
 Invariant (tested by splitting texts at every position): for a stream that is not blocked, the
 concatenation of all released text equals `masking.apply(full, scanner.scan(full), vault)` for a fresh vault.
-When a block decision is released, the text before the blocking finding is released (masked), `blocked`
-becomes True, and everything after is withheld.
+When a block decision is released, the text before the blocking finding is released (masked) but for a
+masked region reaching into it, withheld whole, `blocked` becomes True, and everything after is withheld.
 """
 
 from __future__ import annotations
@@ -210,10 +210,14 @@ class StreamScanner:
 
     def _release(self, cut: int, window: str, views: Views, off: int) -> StreamStep:
         result = self._scanner.scan_window(window, off, views)
-        if not result.decisions:
+        if not result.decisions:  # covered findings come with the finding that covers them
             return self._release_clear(cut, window, off)
         end = off + cut
-        decisions = list(result.decisions)
+        # Covered findings are cut and masked like the others, but neither reported nor blocking
+        # (rules/scanner.py).
+        covered = result.covered
+        hidden = {id(d) for d in covered}
+        decisions = [*result.decisions, *covered] if covered else list(result.decisions)
         moved = True
         while moved:  # never cut through a finding: hold it back whole
             moved = False
@@ -222,25 +226,31 @@ class StreamScanner:
                     end = d.finding.start
                     moved = True
         final = [d for d in decisions if d.finding.end <= end and d.finding.start < end]
-        blocking = next((d for d in final if d.action is Action.BLOCK), None)
+        regions = masking.rewrites(final)
+        blocking = next((d for d in final if d.action is Action.BLOCK and id(d) not in hidden), None)
         text_end = end
         if blocking is not None:
             text_end = blocking.finding.start
             self._blocked = True
-        chosen = [d for d in masking.rewrites(final) if d.finding.end <= text_end]
+            # A region reaching past the blocking finding's start is withheld whole: released up to there, its
+            # beginning would be in clear. Regions are disjoint: at most one straddles.
+            for r in regions:
+                if r.start < text_end < r.end:
+                    text_end = r.start
+            regions = [r for r in regions if r.end <= text_end]
         parts: list[str] = []
         pos = off
-        for d in chosen:
-            parts.append(window[pos : d.finding.start])
-            parts.append(masking.replacement(window, d, self._vault))
-            pos = d.finding.end
+        for r in regions:
+            parts.append(window[pos : r.start])
+            parts.append(masking.replacement(window, r, self._vault))
+            pos = r.end
         parts.append(window[pos:text_end])
         shift = self._released - off
         out_decisions = tuple(
             dataclasses.replace(d, finding=dataclasses.replace(
                 d.finding, start=d.finding.start + shift, end=d.finding.end + shift
             ))
-            for d in final
+            for d in final if id(d) not in hidden
         )
         self._released += end - off
         self._context = window[max(0, end - CONTEXT):end]

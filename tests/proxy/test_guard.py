@@ -61,3 +61,10 @@ def test_a_model_name_is_recorded_with_its_pii_masked() -> None:
     assert recorded == "m-110105********1239/a***@example.com"
     assert guard.recordable_name("m-110105199003071239/a.b@example.com") is recorded  # remembered
     assert guard.recordable_name("sk-proj-" + "A" * 40) == "[REDACTED]"
+
+
+def test_overlapping_pii_in_a_model_name_is_masked_whole() -> None:
+    # The ID and the card are inside the e-mail address: masked as one region, nothing of them or of the
+    # address's local part left (its format alone kept the local part's first letter, the ID's 10 digits).
+    name = "m-110105199003071239-6222021234567890128-name@example.org"
+    assert Guard.load().recordable_name(name) == "*-******************-*******************-****@example.org"

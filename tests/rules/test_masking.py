@@ -3,6 +3,8 @@ offsets always point at the raw text."""
 
 from __future__ import annotations
 
+import re
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -11,12 +13,15 @@ from hypothesis import strategies as st
 
 from rules import masking
 from rules.findings import Action
+from rules.normalize import Views
+from rules.pii import BUILTIN_SPECS, PiiDetector
 from rules.policy import MaskSpec
-from rules.pseudonym import PseudonymVault
+from rules.pseudonym import PseudonymVault, canonical
 from rules.scanner import Scanner
 from tests.rules import values as v
 
 SCANNER = Scanner.load()
+DETECTOR = PiiDetector(BUILTIN_SPECS, {})  # every PII spec, no min_score
 
 
 @pytest.mark.parametrize(
@@ -92,3 +97,154 @@ def test_masking_never_leaves_a_listed_value_visible(parts: list[tuple[str, str]
         # offsets are Python string indices into the raw text and cover a listed value exactly
         assert 0 <= f.start < f.end <= len(text)
         assert text[f.start : f.end] in {value for _, value in parts}
+
+
+# -- overlapping findings -------------------------------------------------------------------------------------
+
+ID = "110105199003071239"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # An ID that starts an e-mail address: each format alone shows what the other hides (the ID's 10 of its
+    # digits, the e-mail's the rest of the local part); together, the local part is hidden whole.
+    (f"{ID}.wang@example.org", "******************.****@example.org"),
+    (f"m-{ID}-{v.UNIONPAY_19}-name@example.org", "*-******************-*******************-****@example.org"),
+    ("a@13812345678.cn", "*@138****5678.cn"),  # the phone number in the domain the e-mail format keeps
+    (f"IBAN {v.spaced('IT84Q1350571110659448951933', (4, 4, 4, 4, 4, 4))}",  # digits that read as a phone
+     "IBAN IT84 **** **** **** **** ***1 933"),
+    ("::ffff:192.0.2.33 dropped", "::****:***.*.*.** dropped"),
+    ("key sk-proj-abcdefghijklmnopqrstuvwxyz@example.org", "key [REDACTED]@example.org"),  # a secret's run
+])
+def test_overlapping_findings_are_masked_as_one_region(text: str, expected: str) -> None:
+    assert masking.apply(text, SCANNER.scan(text), None) == expected
+
+
+def test_an_exact_duplicate_keeps_the_format_of_the_stronger_reading() -> None:
+    # An ID that is also a Luhn-valid card number: one value, masked as the ID it is.
+    assert v.luhn_complete("45132219951001408") == "451322199510014083"
+    text = "身份证451322199510014083"
+    assert masking.apply(text, SCANNER.scan(text), None) == "身份证451322********4083"
+
+
+@pytest.fixture(scope="module")
+def pseudonymizing(tmp_path_factory: pytest.TempPathFactory) -> Scanner:
+    """Every PII rule pseudonymizes."""
+    rules = [e.rule for e in SCANNER.rules.entries if e.type == "pii"]
+    path = tmp_path_factory.mktemp("rules") / "pseudonymize.yaml"
+    path.write_text("".join(f"- {{rule: {rule}, action: pseudonymize}}\n" for rule in rules), "utf-8")
+    return Scanner.load([path])
+
+
+def test_overlapping_pseudonyms_restore_the_region(pseudonymizing: Scanner) -> None:
+    vault = PseudonymVault()
+    text = f"mail {ID}.wang@example.org or {ID}"
+    out = masking.apply(text, pseudonymizing.scan(text), vault)
+    # The ID's run and the rest of the e-mail address each get a placeholder; the lone ID is the same value.
+    assert out == "mail <CN_RESIDENT_ID_1><EMAIL_1> or <CN_RESIDENT_ID_1>"
+    assert vault.restore(out) == text
+
+
+def test_a_pseudonym_overlapping_a_mask(tmp_path: Path) -> None:
+    rule = tmp_path / "p.yaml"
+    rule.write_text("- {rule: CHN_MOBILE, action: pseudonymize}\n", "utf-8")
+    scanner = Scanner.load([rule])
+    vault = PseudonymVault()
+    text = "13812345678.wang@example.org，13912345678"
+    out = masking.apply(text, scanner.scan(text), vault)
+    assert out == "<CN_MOBILE_1>.****@example.org，<CN_MOBILE_2>"
+    assert vault.restore(out) == "13812345678.****@example.org，13912345678"  # masked stays masked
+
+
+# Texts of units between separators: values, values made to overlap (inside or around an e-mail address, two
+# in one), and filler. Units never touch without a separator: a value glued to another one's letters or
+# digits is missed by the boundary rules (rules/pii.py) until that other value is masked, and is then found
+# in the output ("c@example.org4242424242424242" -> "c@example.org************4242", "10.0.0.1E12345678"),
+# with or without an overlap. For the same reason no separator is a plain space: the card pattern's optional
+# last group takes a space and the next number's digits, and the card is then missed ("4242 4242 4242 4242
+# 510104..."). Both are limits of detection, not of masking, and older than it.
+_DIGITS = "0123456789"
+
+
+def _digits(n: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet=_DIGITS, min_size=n, max_size=n)
+
+
+_IDS = st.builds(
+    lambda region, day, seq: v.resident_id(region + day.strftime("%Y%m%d") + seq),
+    st.sampled_from(["110105", "440304", "310101", "510104"]),
+    st.dates(date(1940, 1, 1), date(2012, 12, 31)), _digits(3),
+)
+_CARDS = st.builds(lambda prefix, body: v.luhn_complete(prefix + body),
+                   st.sampled_from(["622202", "424242", "535353", "3530"]),
+                   st.integers(9, 12).flatmap(_digits))
+_MOBILES = st.builds(
+    lambda head, body, form: form.format(head, body[:4], body[4:]),
+    st.sampled_from(["138", "139", "150", "186", "199"]), _digits(8),
+    st.sampled_from(["{}{}{}", "+86 {} {} {}", "({}) {}-{}", "0086{}{}-{}", "{}.{}.{}"]),
+)
+_LOCAL = st.text(alphabet="abcxyz0189._-", min_size=1, max_size=8).filter(lambda s: s[0].isalnum())
+_EMAILS = st.builds(lambda local, domain: f"{local}@{domain}", _LOCAL,
+                    st.sampled_from(["example.org", "163.com", "qq.com", "mail.example.cn"]))
+_VALUES = st.one_of(
+    _IDS, _CARDS, _MOBILES, _EMAILS,
+    st.sampled_from([v.ID_18, v.ID_15, v.VISA, v.AMEX, v.USCC, v.IBAN_GB, v.IBAN_DE, "078-05-1120",
+                     "AKIAIOSFODNN7EXAMPLE", "192.168.10.20", "fe80::1", "::ffff:10.0.0.1", "京A12345", "E12345678",
+                     v.fullwidth("13912345678"), v.spaced(v.VISA, (4, 4, 4))]),
+)
+_SEPARATORS = st.sampled_from(["，", "。", "\n", "; ", "、", " / ", "（", "）"])
+_FILLER = st.text(alphabet=st.sampled_from(list("的了是在我有 ,，。abcXYZ-_")), min_size=1, max_size=8)
+_OVERLAPPING = st.one_of(
+    st.builds(lambda value, tail: value + tail, _VALUES,
+              st.sampled_from([".wang@example.org", "@163.com", "-name@example.org", "_x@qq.com"])),
+    st.builds(lambda head, value, tail: head + value + tail, st.sampled_from(["a@", "wang@mail.", "a@b-", "x."]),
+              _VALUES, st.sampled_from([".cn", ".example.org", "@qq.com"])),
+    st.builds(lambda a, b, glue: f"m-{a}{glue}{b}-name@example.org", _VALUES, _VALUES, st.sampled_from(["-", "_"])),
+    st.builds(lambda a, b: f"{a}@{b}", _EMAILS, _EMAILS),  # two addresses sharing the middle part
+)
+_TEXTS = st.lists(st.tuples(st.one_of(_VALUES, _OVERLAPPING, _FILLER), _SEPARATORS), min_size=1, max_size=6).map(
+    lambda units: "".join(unit + sep for unit, sep in units)
+)
+
+
+def _pii_spans(scanner: Scanner, text: str) -> list[tuple[int, int]]:
+    """Spans of every PII finding in `text`, covered ones included."""
+    result = scanner.scan(text)
+    return [(d.finding.start, d.finding.end) for d in (*result.decisions, *result.covered)
+            if d.finding.category in ("pii", "secret")]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS)
+def test_after_masking_no_detector_finds_anything(text: str) -> None:
+    result = SCANNER.scan(text)
+    masked = masking.apply(text, result, None)
+    assert _pii_spans(SCANNER, masked) == [], (text, masked)
+    # Nor does any detector below its rule's min_score.
+    assert DETECTOR.detect_views(Views(masked, SCANNER.config)) == [], (text, masked)
+    spans = _pii_spans(SCANNER, text)
+    assert all(0 <= s < e <= len(text) for s, e in spans)
+    # Outside the union of the findings' spans, the text is as it was: each region became something non-empty.
+    pattern = "(.+?)".join(re.escape(run) for run in _outside(text, spans))
+    assert re.fullmatch(pattern, masked, re.DOTALL), (text, masked)
+
+
+def _outside(text: str, spans: list[tuple[int, int]]) -> list[str]:
+    """The runs of `text` outside the union of `spans`: before the first region (maybe empty), between two
+    regions, after the last (maybe empty)."""
+    runs, pos = [], 0
+    for start, end in sorted(spans):
+        if start >= pos:
+            runs.append(text[pos:start])
+        pos = max(pos, end)
+    runs.append(text[pos:])
+    return runs
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXTS)
+def test_pseudonyms_restore_overlapping_values(pseudonymizing: Scanner, text: str) -> None:
+    vault = PseudonymVault()
+    out = masking.apply(text, pseudonymizing.scan(text), vault)
+    assert _pii_spans(pseudonymizing, out) == [], (text, out)
+    # Forms of a value that differ in separators share a placeholder, restored as the first one seen.
+    assert canonical(vault.restore(out)) == canonical(text)

@@ -32,6 +32,12 @@ TABLE: list[tuple[str, str, str | None, str | None]] = [
     ("cn_mobile", "13812345678", "138 1234 5678", None),
     ("cn_mobile", "+8613812345678", "+86 138-1234-5678", None),
     ("cn_mobile", "008613912345678", "0086 139 1234 5678", None),
+    ("cn_mobile", "+86(138)12345678", "+86 (138) 1234 5678", None),
+    ("cn_mobile", "(+86)13812345678", "(+86) 138 1234 5678", None),
+    ("cn_mobile", "(138)12345678", "(138) 1234-5678", None),
+    ("cn_mobile", "13812345678", "1381234 5678", None),
+    ("cn_mobile", "+8613812345678", "+86 138.1234.5678", None),
+    ("cn_mobile", "13912345678", "139.1234.5678", None),
     ("cn_landline", "01062345678", "010-62345678", None),
     ("cn_landline", "075582345678", "(0755) 82345678", None),
     ("cn_uscc", v.USCC, None, v.USCC[:-1] + ("B" if v.USCC[-1] != "B" else "C")),
@@ -100,6 +106,28 @@ def test_id_inside_longer_digit_run_is_not_an_id() -> None:
 def test_two_values_separated_by_one_character_are_both_found() -> None:
     text = f"{v.ID_18},{v.ID_18B}"
     assert found(text) == [("cn_resident_id", v.ID_18), ("cn_resident_id", v.ID_18B)]
+
+
+@pytest.mark.parametrize("text", [
+    "+86 (138) 1234 5678", "(+86) 138 1234 5678", "+86-138-1234-5678", "0086 138 1234 5678", "138 1234 5678",
+    "138-1234-5678", "1381234 5678", "+86 138.1234.5678", "138.1234.5678", "(138) 1234 5678",
+    "１３８　１２３４　５６７８",  # full-width digits, ideographic spaces
+    "（＋８６）１３８－１２３４－５６７８",  # full-width parentheses, plus and hyphens
+    "＋８６ （１３８） １２３４ ５６７８", "１３８．１２３４．５６７８",
+    "138‐1234‐5678", "138‑1234‑5678", "138–1234–5678", "138—1234—5678",  # hyphen, non-breaking, en and em dash
+])
+def test_written_forms_of_a_mobile_number(text: str) -> None:
+    assert found(f"请致电{text}，谢谢") == [("cn_mobile", text)]
+    assert found(f"call {text}.") == [("cn_mobile", text)]  # a full stop after it is no digit continuation
+
+
+@pytest.mark.parametrize("text", [
+    "lon 139.12345678", "经度139.12345678", "v1.138.12345678", "version 1.138.1234.5678", "138.1234.5678.9",
+    "138.1234.56789", "2138.1234.5678", "v138.1234.5678", "build138.1234.5678", "13.8123.45678", "138.12345678",
+    "1381.234.5678", "x(138)1234 5678y",
+])
+def test_dotted_decimals_and_versions_are_no_mobile_number(text: str) -> None:
+    assert [k for k, _ in found(text) if k == "cn_mobile"] == []
 
 
 def test_mobile_glued_inside_a_latin_token_is_not_a_mobile() -> None:

@@ -69,6 +69,41 @@ def test_overlapping_pii_is_reported_once() -> None:
     assert kinds == ["cn_resident_id"]
 
 
+def test_partly_overlapping_values_are_all_reported() -> None:
+    text = "110105199003071239.wang@example.org"
+    result = SCANNER.scan(text)
+    assert [(f.kind, text[f.start : f.end]) for f in result.findings] == [
+        ("cn_resident_id", "110105199003071239"), ("email", text)]
+    assert result.covered == ()
+    # Inside an e-mail address (no checksum): values of their own, every kind reported.
+    name = f"m-110105199003071239-{v.UNIONPAY_19}-name@example.org"
+    assert sorted(f.kind for f in SCANNER.scan(name).findings) == ["bank_card", "cn_resident_id", "email"]
+
+
+IBAN_WITH_A_PHONE = v.spaced("IT84Q1350571110659448951933", (4, 4, 4, 4, 4, 4))  # "Q135 0571 1106" reads as one
+
+
+def test_a_value_inside_a_checked_one_is_covered_not_reported() -> None:
+    result = SCANNER.scan(IBAN_WITH_A_PHONE)
+    assert [f.kind for f in result.findings] == ["iban"] and result.rules_hit == ("IBAN",)
+    assert [(d.finding.kind, IBAN_WITH_A_PHONE[d.finding.start : d.finding.end]) for d in result.covered] == [
+        ("cn_mobile", "135 0571 1106")]
+    assert result.action is Action.MASK
+
+
+def test_covered_findings_never_block_but_are_masked(tmp_path: Path) -> None:
+    (tmp_path / "r.yaml").write_text("- {rule: CHN_MOBILE, action: block}\n- {rule: IBAN, action: allow}\n", "utf-8")
+    scanner = Scanner.load([tmp_path / "r.yaml"])
+    assert scanner.scan("13812345678").action is Action.BLOCK
+    result = scanner.scan(IBAN_WITH_A_PHONE)
+    assert result.action is Action.ALLOW and not result.blocked  # the phone-like digits are the IBAN's
+    (tmp_path / "m.yaml").write_text("- {rule: IBAN, action: allow}\n", "utf-8")
+    result = Scanner.load([tmp_path / "m.yaml"]).scan(IBAN_WITH_A_PHONE)
+    # The IBAN is allowed, its digits that read as a phone number are masked: the verdict says so.
+    assert result.action is Action.MASK and [d.action for d in result.decisions] == [Action.ALLOW]
+    assert [d.action for d in result.covered] == [Action.MASK]
+
+
 def test_min_score_drops_weak_findings(tmp_path: Path) -> None:
     assert [f.kind for f in SCANNER.scan("E12345678").findings] == ["cn_passport"]
     (tmp_path / "strict.yaml").write_text("- {rule: CHN_PASSPORT, min_score: 0.9}", "utf-8")

@@ -26,6 +26,8 @@ REAL_TEXTS = [
     "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U ok",
     f"全角号码：{v.fullwidth('13912345678')}，零宽1\u200b3812345678，车牌京A12345。",
     "Plain English with no personal data at all, just a few sentences to stream through.",
+    # Overlapping values (rules/masking.py), a pseudonymized phone number among them.
+    f"邮箱{v.ID_18B}.wang@example.org，a@13812345678.cn，+86 (139) 1234-5678，m-{v.ID_18}-{v.VISA}-x@qq.com",
 ]
 
 
@@ -136,7 +138,17 @@ def test_builtin_word_lists_hold_back_on_the_base_view(scanner: Scanner) -> None
 _PIECES = [
     "代", "考", "代考", "的", "賣", "，", "。", "ａ", "１", "１３８", "\u200b", "\u00ad", "Ｍ", "ﬁ", " ", "*", "-",
     "take my exam", "TAKE", "138", "1234", "5678", "\n", "x", "@", "zhang.san", "example.com", "枪手", "机",
+    v.ID_18B, ".wang", ".", "(", ")", "+86",
 ]
+def test_a_region_reaching_into_a_blocking_finding_is_withheld_whole(tmp_path: Path) -> None:
+    # Released up to the blocking finding's start, the e-mail address around it would show its beginning.
+    (tmp_path / "r.yaml").write_text('- {pattern: "secretproject", level: 2}\n', "utf-8")
+    stream = StreamScanner(Scanner.load([tmp_path / "r.yaml"]))
+    step = stream.feed("hello wang.secretproject@example.org and more")
+    assert step.blocked and step.text == "hello "
+    assert [d.finding.kind for d in step.decisions] == ["email", "pattern"]
+
+
 _MIXED_PIECES = st.sampled_from(_PIECES)
 # Pieces that normalization leaves alone: texts made of them are their own base view.
 _REWRITTEN = changing_chars(NormalizeConfig().traditional_to_simplified)
