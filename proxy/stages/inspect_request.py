@@ -176,10 +176,24 @@ class InspectRequest:
         if inspection.action is Action.BLOCK:
             self._block(flow, state, inspection)
             return
-        if inspection.rewritten:
+        model_masked = self._mask_model(state, body)
+        if inspection.rewritten or model_masked:
             for field, text in inspection.rewritten:
                 put(body, field.path, text)
             flow.request.content = json_bytes(body)
+
+    def _mask_model(self, state: FlowState, body: dict[str, object]) -> bool:
+        """PII in the `model` name (correlate masked it for records already) is masked for the model server too:
+        no model is named after an ID number, and the server would log it. A name without PII is the routing
+        key and goes on untouched."""
+        model = body.get("model")
+        if not isinstance(model, str) or state.model == state.requested_model:
+            return False
+        masked = self.services.guard.recordable_name(model, remember=False)
+        if masked == model:
+            return False
+        body["model"] = masked
+        return True
 
     def _block(self, flow: http.HTTPFlow, state: FlowState, inspection: Inspection) -> None:
         state.outcome = Outcome.BLOCKED
