@@ -170,11 +170,8 @@ class Roller:
 
     def _anchor_steps(self, reason: str) -> bool:
         cfg = self.config
-        if not self._pending_seals:
-            writer = self._writer
-            seal = writer.request_seal(timeout=max(1.0, cfg.tick * 20)) if writer.thread.is_alive() else None
-            if seal is not None:
-                self._pending_seals.append(seal)
+        if not self._pending_seals and self._writer.thread.is_alive():
+            self._pending_seals.extend(self._writer.request_seal(timeout=max(1.0, cfg.tick * 20)))
         if not self._pending_seals:
             return True
         last = self._pending_seals[-1]

@@ -80,9 +80,8 @@ class Writer:
         self._next_seq = next_seq
         self.appended = 0
         self._seal_requested = False
-        self._seal_result: Seal | None = None
+        self._seals: list[Seal] = []  # made, not yet handed to the roller
         self._seal_done = threading.Condition(self.lock)
-        self._seal_epoch = 0
         self._segment_start_times: dict[int, float] = {}
 
         # Durability, under its own lock so waking tickets never contends with appends.
@@ -174,15 +173,19 @@ class Writer:
             for seq in [s for s in self._segment_start_times if s < anchored]:
                 del self._segment_start_times[seq]
 
-    def request_seal(self, timeout: float) -> Seal | None:
-        """Ask the thread to seal the open segment; the seal, or None (nothing written, or no answer)."""
+    def request_seal(self, timeout: float) -> list[Seal]:
+        """Ask the thread to seal the open segment; every seal made since the last call, oldest first.
+
+        A request that outlasts `timeout` (a long batch and its fsync ahead of it) stays pending, and its seal
+        is handed over by a later call: a seal that is dropped leaves a read-only segment no checkpoint covers,
+        and every later checkpoint invalid."""
         with self.lock:
-            epoch = self._seal_epoch
-            self._seal_requested = True
-            self.work.notify_all()
-            self._seal_done.wait_for(lambda: self._seal_epoch != epoch, timeout)
-            result, self._seal_result = self._seal_result, None
-            return result
+            if not self._seal_requested:
+                self._seal_requested = True
+                self.work.notify_all()
+            self._seal_done.wait_for(lambda: not self._seal_requested, timeout)
+            seals, self._seals = self._seals, []
+            return seals
 
     def start(self) -> None:
         self.thread.start()
@@ -232,9 +235,9 @@ class Writer:
             if seal:
                 result = self._seal_segment()
                 with self.lock:
-                    self._seal_result = result
+                    if result is not None:
+                        self._seals.append(result)
                     self._seal_requested = False
-                    self._seal_epoch += 1
                     self._seal_done.notify_all()
             if stop and not batch:
                 with self.lock:
