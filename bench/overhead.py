@@ -213,7 +213,7 @@ CONFIGS: list[tuple[str, Launcher]] = [
 
 
 def standin_sse(reply: str, per_event: int) -> list[bytes]:
-    """The stand-in's chat stream for `reply` (proxy/standin.py's shape): role chunk, content chunks,
+    """The stand-in's chat stream for `reply` (proxy/dev/standin.py's shape): role chunk, content chunks,
     finish chunk, usage chunk, [DONE]; one event per upstream chunk, as the stand-in and vLLM write them."""
     def event(choices: list[dict[str, object]], extra: dict[str, object] | None = None) -> bytes:
         payload = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1,

@@ -23,15 +23,15 @@ from prometheus_client import CONTENT_TYPE_LATEST
 
 from proxy.config import ConfigError, WardenConfig
 from proxy.httpget import ProbeError, http_get
-from proxy.metrics import Metrics
-from proxy.upstream_metrics import UpstreamHealth
+from proxy.telemetry.metrics import Metrics
+from proxy.telemetry.upstream_metrics import UpstreamHealth
 
 log = logging.getLogger("warden.admin")
 
 READY_CACHE_SECONDS = 1.0  # kubelet probes every few seconds; never hammer the model server
 PROBE_SECONDS = 2.0  # one request to the upstream
 # A check may make two requests (the health path answered 404, then the fallback): the whole check stays
-# under the scrape hook's bound (proxy/metrics.py SCRAPE_HOOK_SECONDS = 3 s), so warden_upstream_up is fresh.
+# under the scrape hook's bound (proxy/telemetry/metrics.py SCRAPE_HOOK_SECONDS = 3 s), so warden_upstream_up is fresh.
 CHECK_SECONDS = 2.5
 # Once the fallback is in use, the health path is asked again this often: the upstream may be replaced in
 # place (llama-cpp-python swapped for llama-server, whose /health also says "still loading the model").

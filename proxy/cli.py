@@ -12,13 +12,13 @@ import sys
 # name -> (module, one-line help). The order is the order of `warden --help`.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("proxy.serve", "run the reverse proxy in front of a model server"),
-    "demo": ("proxy.demo", "a self-contained tour: stand-in model server, proxy, requests, audit verify"),
-    "standin": ("proxy.standin", "a stand-in OpenAI-compatible model server for demos and tests"),
+    "demo": ("proxy.dev.demo", "a self-contained tour: stand-in model server, proxy, requests, audit verify"),
+    "standin": ("proxy.dev.standin", "a stand-in OpenAI-compatible model server for demos and tests"),
     "scan": ("proxy.scan", "scan text or JSONL from stdin with the detectors, one JSON object per input"),
     "audit": ("audit.cli", "verify, prove and show the tamper-evident audit log"),
     "models": ("models.cli", "build, train and evaluate the semantic model"),
-    "inject": ("proxy.inject_cli", "add the Warden sidecar to Kubernetes manifests (like istioctl kube-inject)"),
-    "webhook": ("proxy.webhook", "serve the sidecar injection as a Kubernetes mutating admission webhook"),
+    "inject": ("proxy.k8s.inject_cli", "add the Warden sidecar to Kubernetes manifests (like istioctl kube-inject)"),
+    "webhook": ("proxy.k8s.webhook", "serve the sidecar injection as a Kubernetes mutating admission webhook"),
 }
 
 EXIT_USAGE = 64

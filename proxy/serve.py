@@ -15,12 +15,12 @@ from proxy.audit_setup import open_audit
 from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.digest import Digester
 from proxy.guard import Guard, warm
-from proxy.logs import setup_logging
-from proxy.metrics import Metrics
 from proxy.semantic import fusion_filters, load_detectors
 from proxy.server import StartupError, WardenProxy
 from proxy.services import Services
-from proxy.upstream_metrics import observability
+from proxy.telemetry.logs import setup_logging
+from proxy.telemetry.metrics import Metrics
+from proxy.telemetry.upstream_metrics import observability
 from rules.errors import RulesError
 
 EXIT_CONFIG = 78  # EX_CONFIG

@@ -22,9 +22,9 @@ from mitmproxy.master import Master
 from proxy.addons import default_addons
 from proxy.admin import AdminServer, Readiness
 from proxy.config import WardenConfig
-from proxy.errors import install_mitmproxy_error_pages
+from proxy.mitm.error_pages import install_mitmproxy_error_pages
+from proxy.mitm.wire_bounds import ConnectionSweeper, Wire, WireLimits, install
 from proxy.services import Services
-from proxy.wire_bounds import ConnectionSweeper, Wire, WireLimits, install
 
 log = logging.getLogger("warden.server")
 
@@ -37,7 +37,7 @@ def mitm_options(config: WardenConfig, confdir: Path) -> dict[str, Any]:
     listen = config.listen
     values: dict[str, Any] = {
         "mode": [f"reverse:{config.upstream}@{listen.host}:{listen.port}"],
-        # Body limits per direction are enforced by proxy/wire_bounds.py (mitmproxy's body_size_limit is one
+        # Body limits per direction are enforced by proxy/mitm/wire_bounds.py (mitmproxy's body_size_limit is one
         # limit for both directions and stays unset).
         "connection_strategy": "lazy",
         "ssl_insecure": not config.upstream_tls_verify,
@@ -87,7 +87,8 @@ class WardenProxy:
 
     @property
     def inflight(self) -> int:
-        return int(self.services.metrics.inflight._value.get())
+        value = self.services.metrics.registry.get_sample_value("warden_inflight_requests")
+        return int(value or 0)
 
     def listen_addrs(self) -> list[tuple[str, int]]:
         assert self.master is not None

@@ -11,8 +11,8 @@ from proxy.config import WardenConfig
 from proxy.digest import Digester
 from proxy.guard import Guard
 from proxy.lora import LoraRegistry
-from proxy.metrics import Metrics
-from proxy.tracing import Tracing
+from proxy.telemetry.metrics import Metrics
+from proxy.telemetry.tracing import Tracing
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,6 @@ class Services:
     guard: Guard
     clock: Callable[[], float] = field(default=time.perf_counter)
     digester: Digester = field(default_factory=Digester)
-    tracing: Tracing = field(default_factory=Tracing.disabled)  # OTEL_* (proxy/tracing.py)
+    tracing: Tracing = field(default_factory=Tracing.disabled)  # OTEL_* (proxy/telemetry/tracing.py)
     lora: LoraRegistry | None = None  # adapters and base models the upstream serves (proxy/lora.py)
     audit: AuditLog | None = None  # the tamper-evident log, when audit_dir is set

@@ -161,7 +161,7 @@ class FlowState:
 
     # -- observability (issue 6 adds its fields below this line) -------------------------------------------
     trace_id: str | None = None  # W3C trace id (32 hex): ours when tracing, else the client's traceparent's
-    spans: Any = None  # proxy.tracing.FlowSpans while tracing is on
+    spans: Any = None  # proxy.telemetry.tracing.FlowSpans while tracing is on
     response_id: str | None = None  # the upstream's answer id (`chatcmpl-...`), an identifier, not content
     response_model: str | None = None
     lora_adapter: str | None = None  # the request's model when it names a LoRA adapter (or the one an admin call loads)

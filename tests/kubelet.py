@@ -3,7 +3,7 @@
 API, Secret keys), and its args and env with every mount path moved to where that volume really is.
 
 A Secret or ConfigMap (or key) the pod names but the test did not supply raises FailedMount, as the kubelet
-would refuse to start the pod. Used by tests/proxy/test_inject.py and tests/e2e/test_injected_sidecar.py to
+would refuse to start the pod. Used by tests/proxy/k8s/test_inject.py and tests/e2e/test_injected_sidecar.py to
 run the injected `warden serve` command line through the real start-up code.
 """
 

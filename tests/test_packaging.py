@@ -82,3 +82,15 @@ def test_rules_does_not_import_mitmproxy_or_asyncio() -> None:
 def test_cli_starts_without_loading_mitmproxy() -> None:
     loaded = imported_after("import proxy.cli")
     assert "mitmproxy" not in {m.split(".")[0] for m in loaded}
+
+
+def test_k8s_is_pure_manifest_mutation() -> None:
+    """`warden inject` and the webhook rewrite manifests: neither loads mitmproxy nor the detection engine."""
+    import pkgutil
+
+    import proxy.k8s
+
+    for module in pkgutil.walk_packages(proxy.k8s.__path__):
+        loaded = imported_after(f"import proxy.k8s.{module.name}")
+        heavy = {m.split(".")[0] for m in loaded} & {"mitmproxy", "onnxruntime", "re2"}
+        assert not heavy, f"proxy.k8s.{module.name} imports {heavy}"

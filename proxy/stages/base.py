@@ -9,7 +9,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mitmproxy import ctx, http
+from mitmproxy import http
 
 from proxy.bodies import BodyError, decode
 from proxy.errors import internal_error, invalid_json
@@ -88,11 +88,3 @@ def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str,
     else:
         state.request_body_error = invalid_json("the body must be a JSON object")
     return state.request_json
-
-
-def connection_handler(flow: http.HTTPFlow) -> Any:
-    """mitmproxy's ConnectionHandler of the flow's client connection (its `transports` hold the sockets), or
-    None when the connection is gone. Internal API, pinned to mitmproxy 12.x (used for the 504 injection and
-    the stream break-off event)."""
-    proxyserver: Any = ctx.master.addons.get("proxyserver")
-    return proxyserver.connections.get(flow.client_conn.id) if proxyserver else None

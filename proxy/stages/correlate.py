@@ -49,7 +49,7 @@ class Correlate:
             flow.response = invalid_path(path.resembles).response(request_id)
         declared = flow.request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:
-            # Answer before reading the body at all; chunked bodies are cut by proxy/wire_bounds.py.
+            # Answer before reading the body at all; chunked bodies are cut by proxy/mitm/wire_bounds.py.
             state.outcome = Outcome.TOO_LARGE
             flow.response = body_too_large(self.limit).response(request_id)
             flow.response.headers["connection"] = "close"  # the unread body makes the connection unusable

@@ -23,11 +23,12 @@ from typing import Any
 
 from mitmproxy import connection, http
 from mitmproxy.net.http import http1
-from mitmproxy.proxy import events, server_hooks
+from mitmproxy.proxy import server_hooks
 
 from proxy.errors import CONNECT_TIMED_OUT, UPSTREAM_TIMEOUT_MARK, upstream_timeout
+from proxy.mitm.connections import connection_handler, inject_from_upstream
 from proxy.services import Services
-from proxy.stages.base import connection_handler, fail_closed
+from proxy.stages.base import fail_closed
 from proxy.state import Outcome, get_state
 
 log = logging.getLogger("warden.deadline")
@@ -86,7 +87,7 @@ class Deadline:
         data = http1.assemble_response(response)
 
         async def deliver() -> None:
-            await handler.server_event(events.DataReceived(flow.server_conn, data))
+            await inject_from_upstream(handler, flow.server_conn, data)
             if transport.writer is not None:
                 transport.writer.transport.abort()
 

@@ -21,9 +21,9 @@ from mitmproxy import http
 from audit.records import Verdict
 from proxy.answer import peek_chunk, record_usage
 from proxy.bodies import StreamDecodeError, StreamDecoder
-from proxy.client_wire import write_to_client
 from proxy.errors import ApiError, upstream_unavailable
 from proxy.headers import strip_hop_by_hop
+from proxy.mitm.client_wire import write_to_client
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed

@@ -2,7 +2,7 @@
 spans, and the one exchange log line (ids and figures, never content). It runs last, after every stage that
 fills the flow state.
 
-Hot path: metric children are cached (proxy/metrics.py ChildCache); response facts for spans (answer id,
+Hot path: metric children are cached (proxy/telemetry/metrics.py ChildCache); response facts for spans (answer id,
 model, finish reasons) are read only while a span is recording.
 """
 

@@ -16,7 +16,7 @@ from mitmproxy import http
 
 from proxy.services import Services
 from proxy.state import get_state
-from proxy.tracing import trace_id_from_traceparent
+from proxy.telemetry.tracing import trace_id_from_traceparent
 
 log = logging.getLogger("warden.trace")
 

@@ -10,7 +10,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from proxy.inject import (
+from proxy.k8s.inject import (
     ADMIN_PORT_NAME,
     DEFAULT_TOKEN_KEY,
     DEFAULT_TOKEN_SECRET,

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from proxy.inject import InjectOptions, inject
+from proxy.k8s.inject import InjectOptions, inject
 from tests import kubelet
 from tests.e2e.conftest import REPO, Process, free_port, wait_for_port, warden_command
 

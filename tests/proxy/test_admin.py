@@ -20,7 +20,7 @@ from proxy.admin import (
 )
 from proxy.config import ConfigError, HostPort, WardenConfig
 from proxy.httpget import ProbeError
-from proxy.metrics import Metrics
+from proxy.telemetry.metrics import Metrics
 
 UP = "http://up:8000"
 TOKEN = "s3cr3t-Token_value.42"

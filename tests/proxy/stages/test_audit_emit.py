@@ -17,10 +17,10 @@ from mitmproxy.test import tflow
 from audit import AuditConfig, AuditLog, Origin
 from proxy.config import WardenConfig
 from proxy.guard import Guard
-from proxy.metrics import Metrics
 from proxy.services import Services
 from proxy.stages.audit_emit import AuditEmit
 from proxy.state import STATE_KEY, FlowState, Outcome, Route
+from proxy.telemetry.metrics import Metrics
 
 _GUARD = Guard.load()
 

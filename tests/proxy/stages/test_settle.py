@@ -4,10 +4,10 @@ from mitmproxy.test import tflow
 
 from proxy.config import resolve
 from proxy.guard import Guard
-from proxy.metrics import Metrics
 from proxy.services import Services
 from proxy.stages.settle import Settle, classify_error
 from proxy.state import STATE_KEY, FlowState, Outcome, Route
+from proxy.telemetry.metrics import Metrics
 
 
 def test_classify_error() -> None:

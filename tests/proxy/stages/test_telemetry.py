@@ -12,12 +12,12 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from proxy.config import WardenConfig
 from proxy.guard import Guard
-from proxy.metrics import Metrics
 from proxy.services import Services
 from proxy.stages.settle import Settle
 from proxy.stages.stream import SseRelay
 from proxy.stages.telemetry import Telemetry
 from proxy.state import STATE_KEY, FlowState, Route
+from proxy.telemetry.metrics import Metrics
 
 _GUARD = Guard.load()
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from proxy.metrics import (
+from proxy.telemetry.metrics import (
     DURATION_BUCKETS,
     OTHER,
     TPOT_BUCKETS,
@@ -87,7 +87,7 @@ def test_a_failing_audit_source_does_not_break_the_scrape() -> None:
 
 
 def test_scrape_hooks_run_before_the_exposition_and_are_bounded(monkeypatch: object) -> None:
-    import proxy.metrics as module
+    import proxy.telemetry.metrics as module
 
     module_any: object = module
     setattr(module_any, "SCRAPE_HOOK_SECONDS", 0.05)  # noqa: B010

@@ -1,6 +1,6 @@
 """Bounds on what a client may make mitmproxy hold, patched into mitmproxy 12's HTTP/1 server layer and HTTP
-stream. Internal API, pinned to mitmproxy 12.x (`Http1Server.read_headers`, `.read_body`, `.send`, `.mark_done`,
-`HttpStream.check_body_size`); the whole-process tests in tests/e2e/test_bounds.py fail loudly if a release
+stream (`Http1Server.read_headers`, `.read_body`, `.send`, `.mark_done`, `HttpStream.check_body_size`; the pin:
+see proxy/mitm/__init__.py); the whole-process tests in tests/e2e/test_bounds.py fail loudly if a release
 moves them.
 
 - **The request head.** mitmproxy buffers a head until its blank line without limit (its own comment: "FIXME:
@@ -43,7 +43,7 @@ from mitmproxy.proxy.layers.http._events import ErrorCode, RequestProtocolError,
 from mitmproxy.proxy.layers.http._hooks import HttpErrorHook, HttpRequestHeadersHook, HttpResponseHeadersHook
 from mitmproxy.proxy.layers.http._http1 import Http1Server
 
-from proxy.client_wire import layer_chain
+from proxy.mitm.connections import layer_chain
 
 log = logging.getLogger("warden.wire")
 

@@ -1,13 +1,13 @@
 """Fast OTLP trace encoding, by hand: Warden's own spans written straight from their parts (`SpanWriter`, the
-hot path, see proxy/tracing.py), and SDK `ReadableSpan`s to `ExportTraceServiceRequest` protobuf bytes
+hot path, see proxy/telemetry/tracing.py), and SDK `ReadableSpan`s to `ExportTraceServiceRequest` protobuf bytes
 (`OtlpWireEncoder`, for spans of other origin).
 
 Why: the SDK's encoder builds one protobuf object per attribute through generic Python code and costs ~90 us
 per span (measured, bench/telemetry.py); with two spans per exchange that alone is ~15% of a request's CPU.
 Writing the wire format directly (protobuf encoding, opentelemetry-proto `trace.proto` field numbers), with
 the resource, scope and attribute keys encoded once, is several times cheaper. The output decodes to the same
-message as the SDK's `encode_spans` (tests/proxy/test_otlp_wire.py and tests/proxy/test_tracing.py compare
-them, the latter on whole exchanges).
+message as the SDK's `encode_spans` (tests/proxy/telemetry/test_otlp_wire.py and test_tracing.py compare them,
+the latter on whole exchanges).
 """
 
 from __future__ import annotations
@@ -209,12 +209,12 @@ class _Context:
 
 
 # What the SDK's span processors read of a queued span (`span.context.trace_flags.sampled`), for the objects
-# Warden queues instead of SDK spans (proxy/tracing.py PendingSpan): only sampled spans are ever queued.
+# Warden queues instead of SDK spans (proxy/telemetry/tracing.py PendingSpan): only sampled spans are ever queued.
 SAMPLED_CONTEXT = _Context()
 
 
 class SpanWriter:
-    """Encodes Warden's own spans straight from their parts, without SDK span objects (proxy/tracing.py).
+    """Encodes Warden's own spans straight from their parts, without SDK span objects (proxy/telemetry/tracing.py).
 
     Attributes come in two groups: `shared`, a flat tuple `(key, value, key, value, ...)` of low-cardinality
     values (method, route, model, outcome, provider, ...) encoded once per distinct tuple and then looked up

@@ -2,7 +2,7 @@
 (vLLM's `vllm:prefix_cache_queries_total` and `..._hits_total` give the engine's KV-cache hit rate), and
 whether it answers its health check (`warden_upstream_up`, for the upstream-down alert).
 
-Both refresh in a scrape hook (proxy/metrics.py `Metrics.exposition`): one scrape of Warden is one fetch of
+Both refresh in a scrape hook (proxy/telemetry/metrics.py `Metrics.exposition`): one scrape of Warden is one fetch of
 the upstream, and nothing runs between scrapes. Parsing happens in a worker thread (vLLM's exposition is
 tens of kilobytes of histograms). Only families whose names start with a configured prefix are merged, and
 never `warden_` ones, so the upstream can neither shadow nor inflate our series.
@@ -22,7 +22,7 @@ from prometheus_client.registry import Collector
 
 from proxy.config import WardenConfig
 from proxy.httpget import ProbeError, http_get
-from proxy.metrics import Metrics
+from proxy.telemetry.metrics import Metrics
 
 log = logging.getLogger("warden.upstream_metrics")
 
@@ -108,10 +108,10 @@ def attach(config: WardenConfig, metrics: Metrics) -> None:
 
 def observability(config: WardenConfig, metrics: Metrics) -> dict[str, Any]:
     """The observability services for `Services(...)`: tracing from `OTEL_*`, the LoRA registry, and the
-    upstream collectors attached to `metrics`. Raises proxy.tracing.TracingConfigError (a ValueError) or
+    upstream collectors attached to `metrics`. Raises proxy.telemetry.tracing.TracingConfigError (a ValueError) or
     proxy.lora.LoraError for configuration Warden cannot honour."""
     from proxy.lora import LoraRegistry, parse_adapters
-    from proxy.tracing import Tracing
+    from proxy.telemetry.tracing import Tracing
 
     tracing = Tracing.from_env(on_export_failure=metrics.span_export_failures.inc)
     registry = LoraRegistry(config.upstream, lora_dir=config.lora_dir, adapters=parse_adapters(config.lora_adapters),

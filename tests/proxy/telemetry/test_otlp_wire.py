@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags, TraceState
 
-from proxy.otlp_wire import OtlpWireEncoder, SpanWriter
+from proxy.telemetry.otlp_wire import OtlpWireEncoder, SpanWriter
 
 RESOURCE = Resource.create({"service.name": "warden", "k8s.pod.name": "p-1"})
 SCOPE = InstrumentationScope("warden.proxy", "0.1.0")

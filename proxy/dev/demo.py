@@ -27,7 +27,7 @@ from pathlib import Path
 
 import openai
 
-from proxy.standin import StandinConfig, serve
+from proxy.dev.standin import StandinConfig, serve
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ and counted (`warden_span_export_failures_total`), never felt by requests (telem
 Cost (bench/telemetry.py, budget: 10% CPU per request, ~300 us): the SDK's live spans measured 3 to 5 times
 the budget. Here an exchange's spans are plain values until it ends; then each is queued as one `PendingSpan`
 (a tuple of immutable values) and written in the exporter's thread, a batch at a time, straight to OTLP
-protobuf bytes (proxy/otlp_wire.py SpanWriter: low-cardinality attributes and the guardrail events encoded
+protobuf bytes (proxy/telemetry/otlp_wire.py SpanWriter: low-cardinality attributes and the guardrail events encoded
 once per distinct value and reused). Measured on `warden serve` (tracing on vs off, thread CPU time around
 each stage, 2026-12-01): writing the two spans on the event loop, cold between requests, cost ~90 us per
 exchange, ~3-5x what the same code costs in a loop; written in the export thread, in batches, a fraction of
@@ -40,9 +40,9 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from proxy import attributes as A
-from proxy.otlp_wire import SAMPLED_CONTEXT, EncodedRequest, OtlpWireEncoder, SpanWriter
 from proxy.state import FlowState, Outcome, Route
+from proxy.telemetry import attributes as A
+from proxy.telemetry.otlp_wire import SAMPLED_CONTEXT, EncodedRequest, OtlpWireEncoder, SpanWriter
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
@@ -149,7 +149,7 @@ class _CountingExporter:
 class FlowSpans:
     """One exchange's two spans while they are open: ids, start times and start attributes only; the spans
     themselves are written once, at the end (`Tracing.finish`). Attributes are kept as a flat tuple
-    `(key, value, ...)` of low-cardinality values (encoded once per distinct tuple, proxy/otlp_wire.py
+    `(key, value, ...)` of low-cardinality values (encoded once per distinct tuple, proxy/telemetry/otlp_wire.py
     SpanWriter) and pairs of values that rarely repeat (ids), so the end of the exchange does not walk them
     one by one."""
 
@@ -327,7 +327,7 @@ class Tracing:
 
     The SDK does the configuration (sampler and resource from `OTEL_*`), the batching (BatchSpanProcessor,
     `OTEL_BSP_*`) and the exporting (OTLP HTTP and gRPC, console). Warden writes each exchange's finished
-    spans itself: straight to OTLP bytes for the OTLP exporters (proxy/otlp_wire.py SpanWriter; the queue
+    spans itself: straight to OTLP bytes for the OTLP exporters (proxy/telemetry/otlp_wire.py SpanWriter; the queue
     then holds one bytes object per span, nothing the garbage collector must walk), and as SDK
     `ReadableSpan`s for any other exporter (console, tests' in-memory exporter)."""
 
@@ -584,7 +584,7 @@ def _as_dict(flat: tuple[Any, ...], pairs: Sequence[tuple[str, Any]]) -> dict[st
 def instrumentation_scope() -> Any:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-    from proxy.metrics import build_version
+    from proxy.telemetry.metrics import build_version
 
     return InstrumentationScope(A.INSTRUMENTATION_SCOPE, build_version())
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from proxy.inject import InjectOptions, inject
-from proxy.webhook import json_patch, make_server
+from proxy.k8s.inject import InjectOptions, inject
+from proxy.k8s.webhook import json_patch, make_server
 from tests.tls import write_self_signed
 
 DATA = Path(__file__).parent / "testdata" / "inject"

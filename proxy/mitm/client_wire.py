@@ -8,14 +8,13 @@ or an HTTP/2 DATA frame that ends the stream (mitmproxy then finds the stream cl
 passed through the client TLS layer's `send_data` when the listener serves TLS. Writing the plain bytes to a
 TLS connection would corrupt it: the client would read them as a broken TLS record.
 
-Internal API of mitmproxy, pinned to 12.x: the connection handler's layer chain (`NextLayer.layer`, the mode
-and TLS layers' `child_layer`), `HttpLayer.connections` and `.streams`, `Http2Server.h2_conn`,
-`TLSLayer.send_data`. Anything unexpected answers False, and mitmproxy's own ending stands.
+Internal API of mitmproxy (the pin: see proxy/mitm/__init__.py): the connection handler's layer chain
+(`NextLayer.layer`, the mode and TLS layers' `child_layer`), `HttpLayer.connections` and `.streams`,
+`Http2Server.h2_conn`, `TLSLayer.send_data`. Anything unexpected answers False, and mitmproxy's own ending stands.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import h2.exceptions
@@ -26,19 +25,7 @@ from mitmproxy.proxy.layers.http import HttpLayer
 from mitmproxy.proxy.layers.http._http2 import Http2Server
 from mitmproxy.proxy.layers.tls import ClientTLSLayer
 
-from proxy.stages.base import connection_handler
-
-MAX_LAYERS = 16  # a reverse proxy's chain is ~5 deep; the bound only guards against a cycle
-
-
-def layer_chain(root: Any) -> Iterator[Any]:
-    """The layers from a connection handler's root down to the first without a child."""
-    layer = root
-    for _ in range(MAX_LAYERS):
-        if layer is None:
-            return
-        yield layer
-        layer = getattr(layer, "layer", None) or getattr(layer, "child_layer", None)
+from proxy.mitm.connections import connection_handler, layer_chain
 
 
 def write_to_client(flow: http.HTTPFlow, data: bytes) -> bool:

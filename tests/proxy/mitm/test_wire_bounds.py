@@ -1,11 +1,11 @@
-"""The pure parts of proxy/wire_bounds.py: which connections a bound has run out on. The patched mitmproxy
+"""The pure parts of proxy/mitm/wire_bounds.py: which connections a bound has run out on. The patched mitmproxy
 layers themselves are exercised whole-process in tests/e2e/test_bounds.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from proxy.wire_bounds import LINGER_SECONDS, Wire, WireLimits, body_too_large_message, expired
+from proxy.mitm.wire_bounds import LINGER_SECONDS, Wire, WireLimits, body_too_large_message, expired
 
 LIMITS = WireLimits(max_header_bytes=1024, header_timeout=30.0, idle_timeout=75.0, request_body_bytes=100,
                     response_body_bytes=1000)

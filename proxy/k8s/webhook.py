@@ -1,6 +1,6 @@
 """`warden webhook`: the injection as a MutatingAdmissionWebhook (admission.k8s.io/v1) over TLS.
 
-POST /mutate takes an AdmissionReview for a Pod and answers with the same `proxy.inject.inject` as a base64
+POST /mutate takes an AdmissionReview for a Pod and answers with the same `proxy.k8s.inject.inject` as a base64
 JSONPatch (RFC 6902). A pod that cannot be injected as annotated is denied with the reason (fail closed, like
 the webhook's `failurePolicy: Fail`); a pod that is not selected is allowed without a patch. GET /healthz
 answers 200 for the Deployment's probes. Standard library only: http.server in threads behind ssl.
@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from proxy.config import ConfigError, parse_hostport
-from proxy.inject import InjectError, InjectOptions, default_image, inject
+from proxy.k8s.inject import InjectError, InjectOptions, default_image, inject
 
 log = logging.getLogger("warden.webhook")
 

@@ -11,10 +11,11 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from proxy import inject_cli, serve
+from proxy import serve
 from proxy.admin import admin_token, is_loopback
 from proxy.config import ConfigError, WardenConfig, resolve
-from proxy.inject import ANN_STATUS, InjectError, InjectOptions, default_image, inject
+from proxy.k8s import inject_cli
+from proxy.k8s.inject import ANN_STATUS, InjectError, InjectOptions, default_image, inject
 from tests import kubelet
 
 DATA = Path(__file__).parent / "testdata" / "inject"

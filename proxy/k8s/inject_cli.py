@@ -1,7 +1,7 @@
 """`warden inject -f FILE|- [-o FILE]`: add the Warden sidecar to manifests, like `istioctl kube-inject`.
 
 Reads multi-document YAML (or JSON, which is YAML), injects every selected pod (template) with
-`proxy.inject.inject`, and writes the documents back in order; kinds without pods pass through unchanged.
+`proxy.k8s.inject.inject`, and writes the documents back in order; kinds without pods pass through unchanged.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from proxy.inject import InjectError, InjectOptions, default_image, inject
+from proxy.k8s.inject import InjectError, InjectOptions, default_image, inject
 
 EXIT_ERROR = 1
 EXIT_USAGE = 64

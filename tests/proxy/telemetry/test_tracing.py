@@ -17,15 +17,15 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.trace import SpanKind, StatusCode
 
-from proxy import attributes as A
 from proxy.addons import Pipeline, default_stages
 from proxy.config import WardenConfig
 from proxy.guard import Guard
-from proxy.metrics import Metrics
-from proxy.otlp_wire import OtlpWireEncoder, SpanWriter
 from proxy.services import Services
 from proxy.state import get_state
-from proxy.tracing import (
+from proxy.telemetry import attributes as A
+from proxy.telemetry.metrics import Metrics
+from proxy.telemetry.otlp_wire import OtlpWireEncoder, SpanWriter
+from proxy.telemetry.tracing import (
     Tracing,
     TracingConfigError,
     TracingSettings,
@@ -369,7 +369,7 @@ def test_both_otlp_exporters_send_the_written_bytes(
     guard: Guard, exporter: InMemorySpanExporter, protocol: str
 ) -> None:
     """The OTLP exporters turn a WrittenBatch into exactly the request the wire path wrote."""
-    from proxy.tracing import _encode_spans, _grpc_exporter
+    from proxy.telemetry.tracing import _encode_spans, _grpc_exporter
 
     tracing, capture = both_paths(exporter)
     exchange(make_services(guard, tracing), chat_flow({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
@@ -393,7 +393,7 @@ def test_queued_spans_are_sampled_and_hold_only_untracked_values(guard: Guard, e
     holds (attribute tuples, events) the collector stops tracking."""
     import gc
 
-    from proxy.tracing import PendingSpan
+    from proxy.telemetry.tracing import PendingSpan
 
     tracing, capture = both_paths(exporter)
     exchange(make_services(guard, tracing), chat_flow({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
@@ -421,7 +421,7 @@ def test_plain_samplers_decide_as_the_sdk_does(name: str, arg: str | None) -> No
     from opentelemetry.sdk.trace.sampling import _get_from_env_or_default
     from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
-    from proxy.tracing import plain_sampler
+    from proxy.telemetry.tracing import plain_sampler
 
     env = {"OTEL_TRACES_SAMPLER": name, **({"OTEL_TRACES_SAMPLER_ARG": arg} if arg else {})}
     with pytest.MonkeyPatch.context() as mp:
@@ -444,7 +444,7 @@ def test_plain_samplers_decide_as_the_sdk_does(name: str, arg: str | None) -> No
 def test_other_samplers_are_asked_through_the_sdk() -> None:
     from opentelemetry.sdk.trace.sampling import ALWAYS_ON, ParentBased, Sampler, SamplingResult
 
-    from proxy.tracing import plain_sampler
+    from proxy.telemetry.tracing import plain_sampler
 
     class Custom(Sampler):
         def should_sample(self, *args: Any, **kwargs: Any) -> SamplingResult:
@@ -476,7 +476,7 @@ def test_a_model_name_with_a_lone_surrogate_is_recorded_with_a_replacement_chara
 def test_a_span_that_cannot_be_written_is_dropped_not_the_batch(
     guard: Guard, exporter: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from proxy.tracing import PendingSpan
+    from proxy.telemetry.tracing import PendingSpan
 
     tracing, capture = both_paths(exporter)
     exchange(make_services(guard, tracing), chat_flow({"model": "m", "messages": [{"role": "user", "content": "hi"}]}))

@@ -5,8 +5,8 @@ import asyncio
 from prometheus_client.parser import text_string_to_metric_families
 
 from proxy.httpget import ProbeError
-from proxy.metrics import Metrics
-from proxy.upstream_metrics import UpstreamHealth, UpstreamMetrics, filter_families, metrics_url
+from proxy.telemetry.metrics import Metrics
+from proxy.telemetry.upstream_metrics import UpstreamHealth, UpstreamMetrics, filter_families, metrics_url
 
 VLLM = """# HELP vllm:prefix_cache_hits_total Prefix cache hits.
 # TYPE vllm:prefix_cache_hits_total counter

@@ -206,7 +206,7 @@ class Metrics:
             "warden_span_export_failures", "Span batches the OTLP exporter could not deliver.", registry=r
         )
         self.connections_closed = Counter(
-            "warden_connections_closed", "Client connections closed by a bound (proxy/wire_bounds.py), by reason: "
+            "warden_connections_closed", "Client connections closed by a bound (proxy/mitm/wire_bounds.py), by reason: "
             "header_too_large, header_timeout, idle_timeout, linger_done.", ["reason"], registry=r,
         )
         self.shed = Counter(
