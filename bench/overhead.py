@@ -236,10 +236,10 @@ def in_process(rounds: int = 5, streams: int = 100) -> None:
     import hmac
 
     sys.path.insert(0, str(REPO))
-    from proxy.guard import compile_policy
+    from proxy.guard.engine import compile_policy
+    from proxy.guard.stream import StreamGuard
     from proxy.stages.stream import SseRelay
     from proxy.state import FlowState, Route
-    from proxy.stream_guard import StreamGuard
     from rules.pseudonym import PseudonymVault
     from rules.stream import StreamScanner
 

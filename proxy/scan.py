@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from proxy.semantic import fusion_filters, load_detectors
+from proxy.guard.semantic import fusion_filters, load_detectors
 from rules import cli
 from rules.findings import Detector
 

@@ -14,8 +14,8 @@ from proxy.admin import with_admin_token
 from proxy.audit_setup import open_audit
 from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.digest import Digester
-from proxy.guard import Guard, warm
-from proxy.semantic import fusion_filters, load_detectors
+from proxy.guard.engine import Guard, warm
+from proxy.guard.semantic import fusion_filters, load_detectors
 from proxy.server import StartupError, WardenProxy
 from proxy.services import Services
 from proxy.telemetry.logs import setup_logging

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from audit import AuditLog
 from proxy.config import WardenConfig
 from proxy.digest import Digester
-from proxy.guard import Guard
+from proxy.guard.engine import Guard
 from proxy.lora import LoraRegistry
 from proxy.telemetry.metrics import Metrics
 from proxy.telemetry.tracing import Tracing

@@ -40,7 +40,7 @@ class Route(StrEnum):
     OTHER = "other"
 
 
-# Routes whose JSON bodies Warden knows how to read (proxy/extract.py) and therefore inspects.
+# Routes whose JSON bodies Warden knows how to read (proxy/guard/extract.py) and therefore inspects.
 INSPECTED_ROUTES = frozenset(
     {Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route.EMBEDDINGS, Route.KSERVE_V2, Route.TRITON_GENERATE}
 )

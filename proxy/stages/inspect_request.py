@@ -16,8 +16,8 @@ from mitmproxy import http
 from audit.records import Verdict
 from proxy.bodies import json_bytes
 from proxy.errors import content_blocked, guard_timeout
-from proxy.extract import TextField, put, request_texts
-from proxy.guard import Inspection, inspect
+from proxy.guard.engine import Inspection, inspect
+from proxy.guard.extract import TextField, put, request_texts
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state

@@ -20,8 +20,8 @@ from audit.records import Verdict
 from proxy.answer import record_answer, record_usage
 from proxy.bodies import BodyError, decode, json_bytes
 from proxy.errors import ApiError, content_blocked, guard_timeout
-from proxy.extract import TextField, put, response_texts
-from proxy.guard import Inspection, inspect
+from proxy.guard.engine import Inspection, inspect
+from proxy.guard.extract import TextField, put, response_texts
 from proxy.services import Services
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import OFFLOAD_CHARS, record

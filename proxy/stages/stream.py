@@ -1,6 +1,6 @@
 """Stage 3 (responseheaders): SSE responses are relayed event by event, never buffered (DESIGN section 4).
 
-The relay re-frames events from raw upstream chunks, guards their text (proxy/stream_guard.py) when the route
+The relay re-frames events from raw upstream chunks, guards their text (proxy/guard/stream.py) when the route
 is one we inspect, stamps the time to first chunk and collects `usage` on the way, because mitmproxy keeps
 no body after a streamed response.
 """
@@ -22,6 +22,7 @@ from audit.records import Verdict
 from proxy.answer import peek_chunk, record_usage
 from proxy.bodies import StreamDecodeError, StreamDecoder
 from proxy.errors import ApiError, upstream_unavailable
+from proxy.guard.stream import Judge, StreamGuard, closing_events
 from proxy.headers import strip_hop_by_hop
 from proxy.mitm.client_wire import write_to_client
 from proxy.services import Services
@@ -29,7 +30,6 @@ from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
 from proxy.stages.inspect_request import record_decisions
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
-from proxy.stream_guard import Judge, StreamGuard, closing_events
 from rules.findings import SEVERITY, Action
 from rules.pseudonym import PseudonymVault
 from rules.scanner import ScanResult

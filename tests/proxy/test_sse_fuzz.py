@@ -1,5 +1,5 @@
 """Fuzzing the SSE path: the framer (proxy/sse.py) on arbitrary bytes cut anywhere, and the relay and stream
-guard it feeds (proxy/stages/stream.py, proxy/stream_guard.py) on arbitrary, often hostile, event streams.
+guard it feeds (proxy/stages/stream.py, proxy/guard/stream.py) on arbitrary, often hostile, event streams.
 
 The framer has no error of its own: anything is bytes of some event. The one bounded-event error belongs to
 the relay (an event unfinished after MAX_PENDING_EVENT bytes ends a guarded stream with an error event).
@@ -18,11 +18,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import proxy.stages.stream as stream_stage
-from proxy.guard import Policy, compile_policy
+from proxy.guard.engine import Policy, compile_policy
+from proxy.guard.stream import StreamGuard
 from proxy.sse import SseEvent, SseFramer, parse_event
 from proxy.stages.stream import SseRelay
 from proxy.state import FlowState, Outcome, Route
-from proxy.stream_guard import StreamGuard
 from rules.pseudonym import PseudonymVault
 from tests.fuzz import fuzz
 

@@ -16,7 +16,7 @@ from mitmproxy.test import tflow
 
 from audit import AuditConfig, AuditLog, Origin
 from proxy.config import WardenConfig
-from proxy.guard import Guard
+from proxy.guard.engine import Guard
 from proxy.services import Services
 from proxy.stages.audit_emit import AuditEmit
 from proxy.state import STATE_KEY, FlowState, Outcome, Route

@@ -3,7 +3,7 @@ from __future__ import annotations
 from mitmproxy.test import tflow
 
 from proxy.config import resolve
-from proxy.guard import Guard
+from proxy.guard.engine import Guard
 from proxy.services import Services
 from proxy.stages.settle import Settle, classify_error
 from proxy.state import STATE_KEY, FlowState, Outcome, Route

@@ -11,7 +11,7 @@ from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from proxy.config import WardenConfig
-from proxy.guard import Guard
+from proxy.guard.engine import Guard
 from proxy.services import Services
 from proxy.stages.settle import Settle
 from proxy.stages.stream import SseRelay

@@ -19,7 +19,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from proxy.addons import Pipeline, default_stages
 from proxy.config import WardenConfig
-from proxy.guard import Guard
+from proxy.guard.engine import Guard
 from proxy.services import Services
 from proxy.state import get_state
 from proxy.telemetry import attributes as A

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.extract import put, request_texts, response_texts
+from proxy.guard.extract import put, request_texts, response_texts
 from proxy.state import Route
 
 

@@ -21,8 +21,8 @@ import orjson
 
 from proxy.bodies import json_bytes
 from proxy.errors import ApiError
-from proxy.extract import MESSAGE_TEXT_KEYS, put, response_texts
-from proxy.guard import inspect
+from proxy.guard.engine import inspect
+from proxy.guard.extract import MESSAGE_TEXT_KEYS, put, response_texts
 from proxy.sse import SseEvent
 from proxy.state import Route
 from rules.findings import SEVERITY, Action

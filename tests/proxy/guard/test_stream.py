@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.extract import TextField
-from proxy.guard import Policy, compile_policy, inspect
+from proxy.guard.engine import Policy, compile_policy, inspect
+from proxy.guard.extract import TextField
+from proxy.guard.stream import StreamGuard
 from proxy.sse import SseFramer
 from proxy.stages.stream import SseRelay
 from proxy.state import FlowState, Route
-from proxy.stream_guard import StreamGuard
 from rules import masking
 from rules.pseudonym import PseudonymVault
 
@@ -115,7 +115,7 @@ def test_any_split_any_event_size_equals_whole(policy: Policy, cuts: list[int], 
 
 
 def test_streamed_equals_non_streamed_inspection(policy: Policy) -> None:
-    """The non-streamed path (proxy.guard.inspect, then restore) gives the client the same text."""
+    """The non-streamed path (proxy.guard.engine.inspect, then restore) gives the client the same text."""
     vault = vault_with_phone()
     inspection = inspect(policy.response, [TextField(("t",), ANSWER)], vault)
     whole = vault.restore(inspection.rewritten[0][1])

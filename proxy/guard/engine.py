@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from proxy.extract import TextField
+from proxy.guard.extract import TextField
 from rules import masking
 from rules.findings import SEVERITY, Action, Detector, FindingFilter
 from rules.loader import LoadedRules, load

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from proxy.extract import TextField
-from proxy.guard import Guard, compile_policy, inspect
+from proxy.guard.engine import Guard, compile_policy, inspect
+from proxy.guard.extract import TextField
 from rules.findings import Action
 from rules.pseudonym import PseudonymVault
 

@@ -1,4 +1,4 @@
-"""Fuzzing text extraction (proxy/extract.py): any JSON object on any route. Nothing raises, every field's path
+"""Fuzzing text extraction (proxy/guard/extract.py): any JSON object on any route. Nothing raises, every field's path
 leads to exactly its text, and `put` at that path changes that string and nothing else. Budget: tests/fuzz.py.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from proxy.extract import Path, TextField, put, request_texts, response_texts
+from proxy.guard.extract import Path, TextField, put, request_texts, response_texts
 from proxy.state import Route
 from tests.fuzz import fuzz
 
