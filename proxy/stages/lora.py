@@ -20,7 +20,7 @@ from proxy.errors import ApiError
 from proxy.lora import CHECKSUM_WAIT_SECONDS, ModelInfo
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
-from proxy.state import FlowState, Outcome, Route, get_state
+from proxy.state import FlowState, Outcome, Route, get_state, record_name
 
 log = logging.getLogger("warden.lora")
 
@@ -31,7 +31,6 @@ MODEL_ADMIN_DENIED = ApiError(
 )
 _ADMIN_ACTIONS = {"/v1/load_lora_adapter": "load_lora_adapter", "/v1/unload_lora_adapter": "unload_lora_adapter"}
 _REPOSITORY_VERBS = frozenset({"load", "unload", "index"})
-NAME_LIMIT = 256  # adapter names and paths are echoed into logs and audit: bounded
 
 
 def admin_action(path: str) -> str:
@@ -45,7 +44,9 @@ def admin_action(path: str) -> str:
 
 
 def _bounded(value: object) -> str | None:
-    return value[:NAME_LIMIT] if isinstance(value, str) and value else None
+    """An adapter name or path from an admin body, as records carry names (bounded, UTF-8 encodable: the audit
+    log refuses a lone surrogate); None when absent or empty."""
+    return record_name(value) or None
 
 
 class Lora:

@@ -103,6 +103,30 @@ def test_text_utf8_cannot_hold_is_forwarded_as_it_came_and_recorded(
     assert proxy.log_path is not None and b"audit append failed" not in proxy.log_path.read_bytes()
 
 
+def test_an_adapter_name_utf8_cannot_hold_is_recorded(
+    standin: Process, start_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    """The adapter admin routes record the names in their bodies as requests' model names are recorded
+    (proxy/state.py record_name): a lone surrogate in `lora_name` or `lora_path` becomes U+FFFD in the record
+    instead of making the log refuse it."""
+    audit_dir = tmp_path / "audit"
+    proxy = start_proxy(standin.url, "--audit-dir", str(audit_dir), "--allow-model-admin")
+    headers = {"content-type": "application/json"}
+    for route in ("load_lora_adapter", "unload_lora_adapter"):
+        response = httpx.post(f"{proxy.url}/v1/{route}", headers=headers,
+                              content=b'{"lora_name": "a\\ud800", "lora_path": "/tmp/a\\udc80"}')
+        assert response.status_code == 400, response.text  # the stand-in refuses lone surrogates (pydantic)
+    assert proxy.stop() == 0
+
+    result = verify(audit_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    records = exchange_records(audit_dir)
+    assert [r["model_admin"] for r in records] == [
+        {"action": "load_lora_adapter", "allowed": True}, {"action": "unload_lora_adapter", "allowed": True}]
+    assert [r["exchange"]["lora"]["adapter"] for r in records] == ["a\ufffd", "a\ufffd"]  # type: ignore[index]
+    assert proxy.log_path is not None and b"audit append failed" not in proxy.log_path.read_bytes()
+
+
 def test_sigkill_under_load_loses_no_acknowledged_exchange(standin: Process, tmp_path: Path) -> None:
     audit_dir = tmp_path / "audit"
     port, admin = free_port(), free_port()
