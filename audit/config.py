@@ -43,12 +43,13 @@ class Origin:
         return f"{self.cluster}/{self.namespace}/{self.pod}/{self.boot_id}"
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Origin:
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, cluster: str | None = None) -> Origin:
         """From the usual pod environment: WARDEN_CLUSTER, POD_NAMESPACE, POD_NAME (downward API), else
-        the host name; a fresh boot id."""
+        the host name; a fresh boot id. The one place an origin is made from a pod (DESIGN section 7): the proxy
+        passes `cluster` as its configuration resolved it (flag, WARDEN_CLUSTER or config file)."""
         env = os.environ if environ is None else environ
-        return cls(cluster=env.get("WARDEN_CLUSTER") or "local", namespace=env.get("POD_NAMESPACE") or "default",
-                   pod=env.get("POD_NAME") or socket.gethostname())
+        return cls(cluster=cluster or env.get("WARDEN_CLUSTER") or "local",
+                   namespace=env.get("POD_NAMESPACE") or "default", pod=env.get("POD_NAME") or socket.gethostname())
 
 
 @dataclass(frozen=True, slots=True)

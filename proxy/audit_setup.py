@@ -3,21 +3,11 @@
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Mapping
 from pathlib import Path
 
 from audit import AuditConfig, AuditLog, Origin, aws_config
 from proxy.config import WardenConfig
-
-
-def origin_from(config: WardenConfig, env: Mapping[str, str]) -> Origin:
-    """cluster/namespace/pod from configuration and the Kubernetes downward API (POD_NAMESPACE, POD_NAME)."""
-    return Origin(
-        cluster=config.cluster,
-        namespace=env.get("POD_NAMESPACE") or "default",
-        pod=env.get("POD_NAME") or socket.gethostname(),
-    )
 
 
 def open_audit(config: WardenConfig, env: Mapping[str, str] | None = None) -> AuditLog | None:
@@ -26,7 +16,8 @@ def open_audit(config: WardenConfig, env: Mapping[str, str] | None = None) -> Au
         return None
     env = os.environ if env is None else env
     directory = Path(config.audit_dir)
-    origin = origin_from(config, env)
+    # The one function that makes an origin from the pod (audit/config.py); the cluster as configuration resolved it.
+    origin = Origin.from_env(env, cluster=config.cluster)
     key_dir = Path(config.audit_key_dir) if config.audit_key_dir else None
     if config.audit_s3 or config.audit_kms_data_key or config.audit_kms_sign_key:
         audit_config = aws_config(

@@ -1,0 +1,32 @@
+"""proxy/audit_setup.py: the audit log as the proxy opens it, and the origin it writes under."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from audit import Origin
+from proxy.audit_setup import open_audit
+from proxy.config import resolve
+
+POD = {"POD_NAMESPACE": "llm", "POD_NAME": "vllm-0", "WARDEN_CLUSTER": "prod-eu"}
+
+
+def test_audit_is_off_without_a_directory() -> None:
+    assert open_audit(resolve({"upstream": "http://127.0.0.1:8000"}, env={}), env=POD) is None
+
+
+def test_the_origin_is_made_by_the_one_pod_origin_function(tmp_path: Path) -> None:
+    """Namespace and pod from the downward API, the cluster as configuration resolved it (the flag wins over
+    WARDEN_CLUSTER), a fresh boot id: what `Origin.from_env` gives, since it is the only maker."""
+    config = resolve({"upstream": "http://127.0.0.1:8000", "audit_dir": str(tmp_path / "audit"),
+                      "cluster": "flagged"}, env=POD)
+    log = open_audit(config, env=POD)
+    assert log is not None
+    try:
+        cluster, namespace, pod, boot = log.origin.split("/")
+        assert (cluster, namespace, pod) == ("flagged", "llm", "vllm-0") and boot
+    finally:
+        log.close(10.0)
+    from_env = Origin.from_env(POD)
+    assert (from_env.cluster, from_env.namespace, from_env.pod) == ("prod-eu", "llm", "vllm-0")
+    assert Origin.from_env(POD, cluster="flagged").cluster == "flagged"
