@@ -11,9 +11,10 @@ import json
 import zlib
 
 from proxy.errors import ApiError, body_too_large, unsupported_encoding
+from proxy.exceptions import ProxyError
 
 
-class BodyError(Exception):
+class BodyError(ProxyError):
     """The body cannot be inspected; `error` is the answer to give."""
 
     def __init__(self, error: ApiError) -> None:
@@ -53,7 +54,7 @@ def json_bytes(obj: object) -> bytes:
         return json.dumps(obj).encode()
 
 
-class StreamDecodeError(Exception):
+class StreamDecodeError(ProxyError):
     """A streamed body that cannot be decoded (or would expand past the bound); the message says why."""
 
 

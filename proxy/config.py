@@ -12,6 +12,8 @@ from typing import Any
 
 import yaml
 
+from proxy.exceptions import ProxyError
+
 BACKEND_HEALTH_PATHS: dict[str, str] = {
     "vllm": "/health",
     "sglang": "/health",
@@ -22,7 +24,7 @@ BACKEND_HEALTH_PATHS: dict[str, str] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(ProxyError, ValueError):
     """A configuration value is missing or malformed; the message names the source and the key."""
 
 

@@ -8,10 +8,12 @@ from urllib.parse import urlsplit
 
 import certifi
 
+from proxy.exceptions import ProxyError
+
 MAX_ANSWER_BYTES = 16 * 1024 * 1024  # vLLM's metrics are tens of KiB; an endless answer must not fill memory
 
 
-class ProbeError(Exception):
+class ProbeError(ProxyError):
     """The upstream could not be asked; the message says how it failed."""
 
 

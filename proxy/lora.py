@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from proxy.exceptions import ProxyError
 from proxy.httpget import ProbeError, http_get
 from proxy.state import record_name
 
@@ -38,7 +39,7 @@ _OWNERS = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama_cpp", "llama.c
 Fetch = Callable[[str], Awaitable[tuple[int, bytes]]]
 
 
-class LoraError(ValueError):
+class LoraError(ProxyError, ValueError):
     """An adapter directory cannot be checksummed; the message names the path and the reason."""
 
 

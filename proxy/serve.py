@@ -14,6 +14,7 @@ from proxy.admin import with_admin_token
 from proxy.audit_setup import open_audit
 from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.digest import Digester
+from proxy.exceptions import ProxyError
 from proxy.guard.engine import Guard, warm
 from proxy.guard.semantic import fusion_filters, load_detectors
 from proxy.server import StartupError, WardenProxy
@@ -120,7 +121,7 @@ async def run(config: WardenConfig) -> int:
         # First: an admin port that would serve /metrics to anyone is refused before the slow start-up.
         config = with_admin_token(config)
         services = build_services(config)
-    except (RulesError, ValueError, AuditError, ModelsError) as exc:
+    except (ProxyError, RulesError, AuditError, ModelsError, ValueError) as exc:
         log.error("cannot start: %s", exc)
         return EXIT_CONFIG
     proxy = WardenProxy(services)

@@ -22,6 +22,7 @@ from mitmproxy.master import Master
 from proxy.addons import default_addons
 from proxy.admin import AdminServer, Readiness
 from proxy.config import WardenConfig
+from proxy.exceptions import ProxyError
 from proxy.mitm.error_pages import install_mitmproxy_error_pages
 from proxy.mitm.wire_bounds import ConnectionSweeper, Wire, WireLimits, install
 from proxy.services import Services
@@ -29,7 +30,7 @@ from proxy.services import Services
 log = logging.getLogger("warden.server")
 
 
-class StartupError(RuntimeError):
+class StartupError(ProxyError, RuntimeError):
     """The proxy could not start (port in use, bad certificate); the message says which and why."""
 
 

@@ -21,6 +21,7 @@ import orjson
 
 from proxy.bodies import json_bytes
 from proxy.errors import ApiError
+from proxy.exceptions import ProxyError
 from proxy.guard.engine import inspect
 from proxy.guard.extract import MESSAGE_TEXT_KEYS, put, response_texts
 from proxy.sse import SseEvent
@@ -111,12 +112,12 @@ class Lane:
         return text[start:]
 
 
-class MalformedEvent(Exception):
+class MalformedEvent(ProxyError):
     """An event no client could follow (a choice index that is a list or an object): the stream ends as the
     upstream's error, like an event that is not JSON, not as a failure of Warden's own."""
 
 
-class StreamBlocked(Exception):
+class StreamBlocked(ProxyError):
     """A lane released a blocking decision; `text` is what it released before the blocking finding."""
 
     def __init__(self, key: LaneKey, text: str) -> None:

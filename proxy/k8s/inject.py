@@ -60,6 +60,8 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from proxy.exceptions import ProxyError
+
 LABEL_INJECT = "warden.io/inject"
 ANN_STATUS = "warden.io/status"
 ANN_UPSTREAM_PORT = "warden.io/upstream-port"
@@ -105,7 +107,7 @@ _DNS1123 = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 _CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]{1,253}")  # Secret keys follow the same rule
 
 
-class InjectError(ValueError):
+class InjectError(ProxyError, ValueError):
     """The object cannot be injected as asked; the message names the object, the annotation and the value."""
 
 
