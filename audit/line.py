@@ -22,6 +22,7 @@ MAC_SIZE = 32
 MAC_OPEN = b'{"_mac":"'
 MAC_CLOSE = b'",'
 RECORD_AT = len(MAC_OPEN) + 2 * MAC_SIZE + len(MAC_CLOSE)  # 75: where the record's first key starts
+_HEX_AT = len(MAC_OPEN)
 _HEX_END = RECORD_AT - len(MAC_CLOSE)
 
 # In canonical JSON the header keys sort kind < origin < seq < ts, adjacent unless the body has a key between
@@ -42,10 +43,10 @@ def encode_line(mac: bytes, record: bytes) -> bytes:
 
 def parse_line(line: bytes) -> tuple[bytes, bytes]:
     """(mac, record bytes the MAC covers) of a stored line, without its newline. Raises LineFormatError."""
-    if line[:len(MAC_OPEN)] != MAC_OPEN or line[_HEX_END:RECORD_AT] != MAC_CLOSE or len(line) <= RECORD_AT:
+    if line[:_HEX_AT] != MAC_OPEN or line[_HEX_END:RECORD_AT] != MAC_CLOSE or len(line) <= RECORD_AT:
         raise LineFormatError("line does not start with the record MAC", found=line[:RECORD_AT][:80])
     try:
-        mac = unhexlify(line[len(MAC_OPEN):_HEX_END])
+        mac = unhexlify(line[_HEX_AT:_HEX_END])
     except HexError as exc:
         raise LineFormatError("record MAC is not hex", found=line[:RECORD_AT]) from exc
     return mac, b"{" + line[RECORD_AT:]
