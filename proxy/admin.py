@@ -24,7 +24,6 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from proxy.config import ConfigError, WardenConfig
 from proxy.httpget import ProbeError, http_get
 from proxy.telemetry.metrics import Metrics
-from proxy.telemetry.upstream_metrics import UpstreamHealth
 
 log = logging.getLogger("warden.admin")
 
@@ -223,10 +222,6 @@ class AdminServer:
         token = admin_token(config)  # refuses an open /metrics on a non-loopback address here too
         # Only a digest is kept: comparing digests takes the same time whatever the presented token's length.
         self._token_digest = hashlib.sha256(token.encode()).digest() if token is not None else None
-        # warden_upstream_up is the readiness probe's own result, so the alert and /readyz never disagree.
-        health = UpstreamHealth(readiness.upstream)
-        metrics.registry.register(health)
-        metrics.add_scrape_hook(health.refresh)
         self._server: asyncio.Server | None = None
 
     @property

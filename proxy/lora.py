@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from proxy.config import WardenConfig
 from proxy.exceptions import ProxyError
 from proxy.httpget import ProbeError, http_get
 from proxy.state import record_name
@@ -170,6 +171,17 @@ class LoraRegistry:
         self._refreshing: asyncio.Task[None] | None = None
         self._loop_task: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[str | None]] = set()  # strong references while they run
+
+    @classmethod
+    def from_config(cls, config: WardenConfig) -> LoraRegistry:
+        """The registry `warden serve` runs (built by proxy/serve.py `build_services`): configured adapters and
+        base model, the rest from the upstream's `/v1/models`. Raises LoraError for a `lora_adapters` entry that
+        is not name=path. Built inside the running loop, it reads the models at once (else at the first lookup)."""
+        registry = cls(config.upstream, lora_dir=config.lora_dir, adapters=parse_adapters(config.lora_adapters),
+                       base_model=config.base_model, verify_tls=config.upstream_verify)
+        with contextlib.suppress(RuntimeError):  # no running loop: started by the first lookup instead
+            registry.start()
+        return registry
 
     # -- request path (sync, O(1)) ------------------------------------------------------------------------
 

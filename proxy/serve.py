@@ -10,18 +10,20 @@ from pathlib import Path
 
 from audit.errors import AuditError
 from models.errors import ModelsError
-from proxy.admin import with_admin_token
+from proxy.admin import Readiness, with_admin_token
 from proxy.audit_setup import open_audit
 from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.digest import Digester
 from proxy.exceptions import ProxyError
 from proxy.guard.engine import Guard, warm
 from proxy.guard.semantic import fusion_filters, load_detectors
+from proxy.lora import LoraRegistry
 from proxy.server import StartupError, WardenProxy
 from proxy.services import Services
 from proxy.telemetry.logs import setup_logging
 from proxy.telemetry.metrics import Metrics
-from proxy.telemetry.upstream_metrics import observability
+from proxy.telemetry.tracing import Tracing
+from proxy.telemetry.upstream_metrics import merge_upstream_metrics, watch_upstream_health
 from rules.errors import RulesError
 
 EXIT_CONFIG = 78  # EX_CONFIG
@@ -102,18 +104,27 @@ def config_from_args(args: argparse.Namespace) -> WardenConfig:
 
 
 def build_services(config: WardenConfig) -> Services:
-    """Everything start-up can refuse (bad rules: fail closed) is built here, before any port is opened."""
+    """The composition root: every service `warden serve` runs is built here and nowhere else, before any port
+    is opened, so that everything start-up can refuse (bad rules, OTEL_* or adapter settings; an audit log
+    that cannot be written) refuses here (fail closed)."""
     detectors = load_detectors() if config.guard and config.semantic else []
     guard = Guard.load(config.rules, request_pii=config.request_pii, extra_detectors=detectors,
                        filters=fusion_filters(detectors))
     warm(guard.policy)
     metrics = Metrics(model_allowlist=config.model_allowlist)
+    tracing = Tracing.from_env(on_export_failure=metrics.span_export_failures.inc)
+    lora = LoraRegistry.from_config(config)
+    readiness = Readiness(config)
+    # The audit log last of what can be refused: it writes a boot record when it opens.
     audit_log = open_audit(config)
     if audit_log is not None:
         metrics.watch_audit(audit_log.stats)  # records, checkpoints, failures and anchor lag on /metrics
-    digester = Digester(audit_log.digest_key) if audit_log is not None else Digester()
-    return Services(config=config, metrics=metrics, guard=guard, digester=digester, audit=audit_log,
-                    **observability(config, metrics))
+    return Services(
+        config=config, metrics=metrics, guard=guard, tracing=tracing, lora=lora, audit=audit_log,
+        digester=Digester(audit_log.digest_key) if audit_log is not None else Digester(),
+        readiness=readiness, upstream_health=watch_upstream_health(readiness.upstream, metrics),
+        upstream_metrics=merge_upstream_metrics(config, metrics),
+    )
 
 
 async def run(config: WardenConfig) -> int:

@@ -20,7 +20,7 @@ from mitmproxy.addons import core, disable_h2c, next_layer, proxyserver, tlsconf
 from mitmproxy.master import Master
 
 from proxy.addons import default_addons
-from proxy.admin import AdminServer, Readiness
+from proxy.admin import AdminServer
 from proxy.config import WardenConfig
 from proxy.exceptions import ProxyError
 from proxy.mitm.error_pages import install_mitmproxy_error_pages
@@ -78,7 +78,9 @@ class WardenProxy:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.config = services.config
-        self.readiness = Readiness(self.config)
+        if services.readiness is None:  # a programming error: only build_services makes a runnable set
+            raise TypeError("WardenProxy needs the services of proxy/serve.py build_services (no readiness probe)")
+        self.readiness = services.readiness
         self.admin = AdminServer(self.config, services.metrics, self.readiness)
         self.master: Master | None = None
         self._confdir = tempfile.TemporaryDirectory(prefix="warden-mitm-")

@@ -11,7 +11,6 @@ never `warden_` ones, so the upstream can neither shadow nor inflate our series.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
@@ -96,27 +95,22 @@ class UpstreamHealth(Collector):
                                 "last scrape.", value=self._up)
 
 
-def attach(config: WardenConfig, metrics: Metrics) -> None:
-    """Register the merged upstream metrics, when configured. (The health gauge is registered by the admin
-    server, which owns the probe it reports: proxy/admin.py `AdminServer`.)"""
-    if config.upstream_metrics:
-        merged = UpstreamMetrics(metrics_url(config.upstream, config.upstream_metrics),
-                                 config.upstream_metrics_prefixes, verify_tls=config.upstream_verify)
-        metrics.registry.register(merged)
-        metrics.add_scrape_hook(merged.refresh)
+def merge_upstream_metrics(config: WardenConfig, metrics: Metrics) -> UpstreamMetrics | None:
+    """The upstream's own metrics, registered on `metrics` and refreshed at each scrape; None when
+    `upstream_metrics` is not configured. (Built by proxy/serve.py `build_services`.)"""
+    if not config.upstream_metrics:
+        return None
+    merged = UpstreamMetrics(metrics_url(config.upstream, config.upstream_metrics), config.upstream_metrics_prefixes,
+                             verify_tls=config.upstream_verify)
+    metrics.registry.register(merged)
+    metrics.add_scrape_hook(merged.refresh)
+    return merged
 
 
-def observability(config: WardenConfig, metrics: Metrics) -> dict[str, Any]:
-    """The observability services for `Services(...)`: tracing from `OTEL_*`, the LoRA registry, and the
-    upstream collectors attached to `metrics`. Raises proxy.telemetry.tracing.TracingConfigError (a ValueError) or
-    proxy.lora.LoraError for configuration Warden cannot honour."""
-    from proxy.lora import LoraRegistry, parse_adapters
-    from proxy.telemetry.tracing import Tracing
-
-    tracing = Tracing.from_env(on_export_failure=metrics.span_export_failures.inc)
-    registry = LoraRegistry(config.upstream, lora_dir=config.lora_dir, adapters=parse_adapters(config.lora_adapters),
-                            base_model=config.base_model, verify_tls=config.upstream_verify)
-    attach(config, metrics)
-    with contextlib.suppress(RuntimeError):  # built inside the running loop: read the models right away
-        registry.start()
-    return {"tracing": tracing, "lora": registry}
+def watch_upstream_health(check: Callable[[], Awaitable[tuple[bool, str]]], metrics: Metrics) -> UpstreamHealth:
+    """`warden_upstream_up`, registered on `metrics`. `check` is the readiness probe (proxy/admin.py
+    `Readiness.upstream`), so the alert and `/readyz` never disagree. (Built by `build_services`.)"""
+    health = UpstreamHealth(check)
+    metrics.registry.register(health)
+    metrics.add_scrape_hook(health.refresh)
+    return health

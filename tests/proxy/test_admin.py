@@ -21,6 +21,7 @@ from proxy.admin import (
 from proxy.config import ConfigError, HostPort, WardenConfig
 from proxy.httpget import ProbeError
 from proxy.telemetry.metrics import Metrics
+from proxy.telemetry.upstream_metrics import watch_upstream_health
 
 UP = "http://up:8000"
 TOKEN = "s3cr3t-Token_value.42"
@@ -277,7 +278,7 @@ def test_warden_upstream_up_reads_the_readiness_probe() -> None:
     table: Answers = {"/v1/models": 200}
     metrics = Metrics()
     clock = Clock()
-    AdminServer(cfg, metrics, Readiness(cfg, probe=answers(table), clock=clock))
+    watch_upstream_health(Readiness(cfg, probe=answers(table), clock=clock).upstream, metrics)  # as build_services
 
     def up() -> float:
         text = asyncio.run(metrics.exposition()).decode()
