@@ -7,7 +7,7 @@ Each text goes to the end of its list, under a comment naming the set: positives
 and order are kept (text edits, not a YAML round trip). Then move the set from `models.evaluate.HELD_OUT_SETS`
 to `DEVELOPMENT_SETS`, have a new held-out set written blind, and run `warden models train`.
 
-    .venv/bin/python -m bench.fold_eval bench/data/semantic_eval7.jsonl [--data models/data]
+    .venv/bin/python -m bench.fold_eval models/data/eval/semantic_eval7.jsonl [--data models/data]
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def fold(data_dir: Path, path: Path) -> int:
     by_key: dict[Key, list[str]] = {}
     for it in items:
         by_key.setdefault(destination(it), []).append(it.text)
+    # Named as every earlier set is in the exemplar files, by its first home (bench/data/; now models/data/eval/).
     comment = f"  # development set bench/data/{path.name} (read during development, then trained on)"
     for name in sorted({k[0] for k in by_key}):
         file = data_dir / name

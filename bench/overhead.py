@@ -91,7 +91,7 @@ def varied_bodies(n: int) -> list[bytes]:
     the cached build: `warden models build`). Each further pass over the stretches starts 193 characters
     later, so no stream replays an earlier one. SSE_REPLY repeats every 25 characters, so after one stream a
     cache of per-token answers knows all of it; real answers repeat far less."""
-    from models import build, categories
+    from models import build, categories, evaluate
     from models.tokenizer import Tokenizer
 
     built = build.find()
@@ -100,7 +100,7 @@ def varied_bodies(n: int) -> list[bytes]:
                          "tokenizer: run `.venv/bin/warden models build` first")
     tokenizer = Tokenizer.from_files(built.path(build.TOKENIZER), built.path(build.NORMALIZATION))
     texts = [e.text for e in categories.exemplars(categories.load_categories(), categories.load_benign())]
-    for path in sorted((REPO / "bench" / "data").glob("semantic_eval*.jsonl")):
+    for path in sorted(evaluate.data_path("semantic_eval.jsonl").parent.glob("semantic_eval*.jsonl")):
         texts += [json.loads(line)["text"] for line in path.read_text("utf-8").splitlines() if line.strip()]
     pool = " ".join(texts)
     size = len(SSE_REPLY)

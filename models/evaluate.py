@@ -1,6 +1,7 @@
 """`warden models eval`: regex alone, semantic alone and fused, on the held-out labeled set.
 
-The set (bench/data/semantic_eval.jsonl) is one JSON object per line: `text`, `lang` ("zh"|"en"), `label`
+A set (models/data/eval/semantic_eval*.jsonl, package data: `warden models eval` reads the held-out sets from
+an installed wheel as from a checkout) is one JSON object per line: `text`, `lang` ("zh"|"en"), `label`
 (a category or null) and `type` ("positive_no_keyword", "positive_keyword", "hard_negative", "benign").
 It shares no text with the training exemplars (checked here). A text is predicted positive when any
 finding of a semantic-judged category remains; the metrics are binary (harmful or not).
@@ -17,6 +18,7 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from models.categories import Category
@@ -62,7 +64,9 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 
 
 def data_path(name: str) -> Path:
-    return Path(__file__).resolve().parents[1] / "bench" / "data" / name
+    """An evaluation set as the package holds it (models/data/eval/; the development sets' comments in the
+    exemplar files still name them by their former directory, bench/data/)."""
+    return Path(str(resources.files("models").joinpath("data", "eval", name)))
 
 
 def default_eval_paths() -> list[Path]:

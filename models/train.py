@@ -57,7 +57,7 @@ NEWTON_STEPS = 25
 # exemplars hold ~2 hard negatives per plain text (they teach the topic/intent split), so counting them as
 # they come prices a threshold for a stream of mostly hard negatives; served traffic is mostly plain.
 HARD_NEGATIVE_SHARE = 35 / 95
-# Chosen on the first three evaluation sets (bench/data/semantic_eval{,2,3}.jsonl), with the share above and
+# Chosen on the first three evaluation sets (models/data/eval/semantic_eval{,2,3}.jsonl), with the share above and
 # the 3,724 exemplars of the time: 0.02 / 0.03 / 0.04 read fused accuracy 93.8-95.6% / 95.0-96.8% /
 # 96.8-97.4% at FPR <= 0.5% / 1.1% / 1.6%. Thresholds then had a floor of 0.5, where both sat at 0.04.
 # With the five development sets among the exemplars (6,204), the floor alone decided them (0.5 / 0.5); it
