@@ -5,10 +5,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from proxy.guard.ledger import GuardLedger
 
 if TYPE_CHECKING:
     from mitmproxy import http
+
+    from proxy.errors import ApiError
+    from proxy.telemetry.tracing import FlowSpans
 
 STATE_KEY = "warden"
 MAX_NAME_CHARS = 256  # a model or adapter name as Warden's records carry it
@@ -121,8 +126,40 @@ class Usage:
 
 
 @dataclass(slots=True)
+class AnswerFacts:
+    """What the answer says about itself, read on the way (proxy/answer.py): never its content."""
+
+    usage: Usage = field(default_factory=Usage)
+    finish_reasons: list[str] = field(default_factory=list)
+    response_id: str | None = None  # the upstream's answer id (`chatcmpl-...`), an identifier, not content
+    response_model: str | None = None
+    first_chunk_at: float | None = None
+    sse_events: int = 0
+    stream_complete: bool = False  # the terminal event (`[DONE]`, `response.completed`) reached the client
+
+
+@dataclass(slots=True)
+class Provenance:
+    """Which model, adapter and policy served the exchange, and where it is recorded (trace, audit)."""
+
+    trace_id: str | None = None  # W3C trace id (32 hex): ours when tracing, else the client's traceparent's
+    spans: FlowSpans | None = None  # while tracing is on
+    lora_adapter: str | None = None  # the request's model when it names a LoRA adapter (or the one an admin call loads)
+    lora_weights_sha256: str | None = None  # SHA-256 over the adapter's files (proxy/lora.py)
+    base_model: str | None = None  # the adapter's parent, or the model itself when it is a base model
+    model_admin_action: str | None = None  # load_lora_adapter, unload_lora_adapter, ... on MODEL_ADMIN routes
+    model_admin_allowed: bool | None = None
+    policy_id: str | None = None  # which policy judged this exchange ...
+    policy_version: str | None = None  # ... and its version (rules digest)
+    audit_seq: int | None = None  # the record's sequence number, when audit is on
+
+
+@dataclass(slots=True)
 class FlowState:
-    """Everything the stages learn about one exchange. Mutable by design: it is filled in as the flow moves."""
+    """Everything the stages learn about one exchange, filled in as the flow moves (so mutable). Its own fields
+    are the exchange (ids, route, method, model names, stream flag, timings, status, outcome, the request body
+    parsed once, the keyed digests); its parts are what the guard decided (`ledger`), what the answer says about
+    itself (`answer`) and where it came from and is recorded (`provenance`)."""
 
     request_id: str
     route: Route
@@ -133,55 +170,27 @@ class FlowState:
     model: str | None = None  # as records carry it: PII in it masked (Guard.recordable_name)
     requested_model: str | None = None  # as the client sent it (bounded): only for looking the model up
     stream: bool = False
-    first_chunk_at: float | None = None
     finished_at: float | None = None
-    usage: Usage = field(default_factory=Usage)
     outcome: Outcome = Outcome.OK
     status: int | None = None
     error_detail: str | None = None  # our own words, never content
-    sse_events: int = 0
-    stream_complete: bool = False  # the terminal event (`[DONE]`, `response.completed`) reached the client
-    finish_reasons: list[str] = field(default_factory=list)
     done: bool = False  # accounted for by telemetry (response or error seen)
-    request_json: dict[str, Any] | None = None  # the parsed body, see stages.base.request_json
+    audited: bool = False  # the one audit record of this exchange has been appended
+    request_json: dict[str, object] | None = None  # the parsed body, see stages.base.request_json
     request_json_parsed: bool = False
     request_body: bytes | None = None  # the decoded body request_json parsed
-    request_body_error: Any = None  # proxy.errors.ApiError: why the body could not be parsed
-
-    # -- guard: what the detection engine decided (never the matched text) ---------------------------------
-    vault: Any = None  # rules.pseudonym.PseudonymVault shared by the request and its answer
-    stage_verdicts: dict[str, str] = field(default_factory=dict)  # "request"/"response" -> Verdict value
-    rule_verdicts: dict[str, str] = field(default_factory=dict)  # rule id -> strongest verdict
-    finding_counts: dict[str, int] = field(default_factory=dict)  # detector kind -> findings
-    action: str = "allow"  # strongest action over the exchange (X-Warden-Action)
-    blocked_rules: tuple[str, ...] = ()
+    request_body_error: ApiError | None = None  # why the body could not be parsed
     input_digest: str | None = None  # keyed HMAC of the request body, hex (proxy/digest.py)
     output_digest: str | None = None  # keyed HMAC of the answer as the client got it, hex
-    audited: bool = False  # the one audit record of this exchange has been appended
 
-    # -- observability (issue 6 adds its fields below this line) -------------------------------------------
-    trace_id: str | None = None  # W3C trace id (32 hex): ours when tracing, else the client's traceparent's
-    spans: Any = None  # proxy.telemetry.tracing.FlowSpans while tracing is on
-    response_id: str | None = None  # the upstream's answer id (`chatcmpl-...`), an identifier, not content
-    response_model: str | None = None
-    lora_adapter: str | None = None  # the request's model when it names a LoRA adapter (or the one an admin call loads)
-    lora_weights_sha256: str | None = None  # SHA-256 over the adapter's files (proxy/lora.py)
-    base_model: str | None = None  # the adapter's parent, or the model itself when it is a base model
-    model_admin_action: str | None = None  # load_lora_adapter, unload_lora_adapter, ... on MODEL_ADMIN routes
-    model_admin_allowed: bool | None = None
-    policy_id: str | None = None  # guard stages: which policy judged this exchange ...
-    policy_version: str | None = None  # ... and its version (rules digest)
-    audit_seq: int | None = None  # audit_emit: the record's sequence number, when audit is on
-    # guard stages: (stage, kind, direction input|output, action) -> findings; stage -> seconds spent scanning;
-    # "request"/"response" -> rule ids that matched there; schema validation result valid|invalid|error.
-    guard_detections: dict[tuple[str, str, str, str], int] = field(default_factory=dict)
-    guard_seconds: dict[str, float] = field(default_factory=dict)
-    guard_rules: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    schema_result: str | None = None
+    ledger: GuardLedger = field(default_factory=GuardLedger)
+    answer: AnswerFacts = field(default_factory=AnswerFacts)
+    provenance: Provenance = field(default_factory=Provenance)
 
     @property
     def time_to_first_chunk(self) -> float | None:
-        return None if self.first_chunk_at is None else self.first_chunk_at - self.started
+        first = self.answer.first_chunk_at
+        return None if first is None else first - self.started
 
 
 def get_state(flow: http.HTTPFlow) -> FlowState | None:

@@ -2,6 +2,8 @@
 
 - `engine`: the compiled policy per direction, the scan of extracted fields (`inspect`), the live `Guard` with
   its reload.
+- `ledger`: what the guard decided over one exchange (`GuardLedger`, a part of the flow state), typed: actions,
+  verdicts, counts, seconds; `strongest`, the one ordering of actions.
 - `extract`: the text fields of each API's requests and answers, with their JSON paths (and `put` back).
 - `stream`: the stream guard, event by event with a bounded hold-back (DESIGN section 4).
 - `semantic`: the semantic model's detectors and fusion filters, loaded for the engine.

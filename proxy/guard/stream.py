@@ -24,9 +24,10 @@ from proxy.errors import ApiError
 from proxy.exceptions import ProxyError
 from proxy.guard.engine import inspect
 from proxy.guard.extract import MESSAGE_TEXT_KEYS, put, response_texts
+from proxy.guard.ledger import strongest
 from proxy.sse import SseEvent
 from proxy.state import Route
-from rules.findings import SEVERITY, Action
+from rules.findings import Action
 from rules.policy import Decision
 from rules.pseudonym import PseudonymVault, StreamRestorer
 from rules.scanner import Scanner, ScanResult
@@ -138,8 +139,7 @@ class StreamVerdicts:
     def add(self, decisions: tuple[Decision, ...]) -> None:
         for d in decisions:
             self.decisions.append(d)
-            if SEVERITY[d.action] > SEVERITY[self.action]:
-                self.action = d.action
+            self.action = strongest(self.action, d.action)
 
 
 JUDGE_EVERY = 96  # released characters between two semantic verdicts on a stream
@@ -379,7 +379,7 @@ class StreamGuard:
             wrapped = route_body(inner)
             fields = response_texts(Route.RESPONSES, wrapped)
             inspection = inspect(self.scanner, fields, self.vault)
-            self.verdicts.add(tuple(d for scan in inspection.scans for d in scan.result.decisions))
+            self.verdicts.add(tuple(inspection.decisions))
             if inspection.action is Action.BLOCK:
                 raise StreamBlocked(("whole",), "")
             new = {f.path: f.text for f in fields}

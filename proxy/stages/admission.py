@@ -15,6 +15,7 @@ from mitmproxy import http
 from audit.records import Verdict
 from proxy.admission import AdmissionGate, Entry
 from proxy.errors import overloaded
+from proxy.guard.ledger import Direction
 from proxy.services import Services
 from proxy.stages.base import fail_closed
 from proxy.state import FlowState, Outcome, get_state
@@ -57,7 +58,7 @@ class Admission:
 
     def _shed(self, flow: http.HTTPFlow, state: FlowState, reason: str) -> None:
         state.outcome = Outcome.SHED
-        state.stage_verdicts["request"] = Verdict.SKIPPED.value
+        state.ledger.verdicts[Direction.REQUEST] = Verdict.SKIPPED
         self.metrics.shed.labels(reason).inc()
         response = overloaded(RETRY_AFTER_SECONDS).response(state.request_id)
         response.headers["retry-after"] = str(RETRY_AFTER_SECONDS)

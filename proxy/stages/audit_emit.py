@@ -45,35 +45,37 @@ def withhold(flow: http.HTTPFlow, state: FlowState) -> None:
 def record_body(state: FlowState, policy_version: str) -> dict[str, object]:
     """The audit record of one exchange: ids, verdicts, counts and keyed digests, never content."""
     latency = None if state.finished_at is None else int((state.finished_at - state.started) * 1000)
-    verdicts = {f"@{stage}": verdict for stage, verdict in state.stage_verdicts.items()}
-    verdicts.update(state.rule_verdicts)
+    ledger, provenance, usage = state.ledger, state.provenance, state.answer.usage
+    verdicts = {f"@{direction.value}": verdict.value for direction, verdict in ledger.verdicts.items()}
+    verdicts.update((rule, action.value) for rule, action in ledger.rule_actions.items())
     record = ExchangeRecord(
         request_id=state.request_id,
         route=state.route.value,
         status=state.status,
         latency_ms=latency,
-        trace_id=state.trace_id,
+        trace_id=provenance.trace_id,
         model=state.model,
-        lora_adapter=state.lora_adapter,
-        lora_sha256=state.lora_weights_sha256,
-        input_tokens=state.usage.prompt_tokens,
-        output_tokens=state.usage.completion_tokens,
-        cached_tokens=state.usage.cached_tokens,
+        lora_adapter=provenance.lora_adapter,
+        lora_sha256=provenance.lora_weights_sha256,
+        input_tokens=usage.prompt_tokens,
+        output_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
         input_digest=state.input_digest,
         output_digest=state.output_digest,
         outcome=state.outcome.value,
         verdicts=verdicts,
-        findings=dict(state.finding_counts),
+        findings=dict(ledger.finding_counts),
     )
     body = record.to_body()
     body["policy_version"] = policy_version
     body["stream"] = state.stream
-    if state.blocked_rules:
-        body["blocked_rules"] = list(state.blocked_rules)
-    if state.model_admin_action is not None:  # adapter admin calls are always audited, allowed or not
-        body["model_admin"] = {"action": state.model_admin_action, "allowed": bool(state.model_admin_allowed)}
-    if state.base_model is not None:
-        body["base_model"] = state.base_model
+    if ledger.blocked_rules:
+        body["blocked_rules"] = list(ledger.blocked_rules)
+    if provenance.model_admin_action is not None:  # adapter admin calls are always audited, allowed or not
+        body["model_admin"] = {"action": provenance.model_admin_action,
+                               "allowed": bool(provenance.model_admin_allowed)}
+    if provenance.base_model is not None:
+        body["base_model"] = provenance.base_model
     return body
 
 
@@ -110,7 +112,7 @@ class AuditEmit:
         except AuditError:
             log.exception("audit append failed", extra={"request_id": state.request_id})
             return None
-        state.audit_seq = ticket.seq
+        state.provenance.audit_seq = ticket.seq
         return ticket
 
     async def _await_durable(self, flow: http.HTTPFlow, state: FlowState, ticket: AppendTicket) -> None:

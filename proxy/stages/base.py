@@ -59,7 +59,7 @@ def fail_closed[Hook: Callable[..., Any]](hook: Hook) -> Hook:
     return wrapper  # type: ignore[return-value]
 
 
-def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str, Any] | None:
+def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str, object] | None:
     """The request body as a JSON object, decoded (bounded) and parsed at most once per flow.
 
     None when there is no body or it is not a JSON object; why is kept in `state.request_body_error`.

@@ -9,62 +9,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable
 
 from mitmproxy import http
 
 from audit.records import Verdict
 from proxy.bodies import json_bytes
 from proxy.errors import content_blocked, guard_timeout
-from proxy.guard.engine import Inspection, inspect
+from proxy.guard.engine import OFFLOAD_CHARS, Inspection, inspect
 from proxy.guard.extract import TextField, put, request_texts
+from proxy.guard.ledger import Direction
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
-from rules.findings import SEVERITY, Action
-from rules.policy import Decision
+from rules.findings import Action
 from rules.pseudonym import PseudonymVault
 
 log = logging.getLogger("warden.guard")
-
-OFFLOAD_CHARS = 32_000  # above this much text, scanning moves off the event loop (~1 ms of CPU per 4 KB)
-
-ACTION_VERDICT = {
-    Action.ALLOW: Verdict.PASS, Action.ANNOTATE: Verdict.ANNOTATE, Action.MASK: Verdict.MASK,
-    Action.PSEUDONYMIZE: Verdict.PSEUDONYMIZE, Action.BLOCK: Verdict.BLOCK,
-}
-
-
-def detector_stage(kind: str) -> str:
-    return "semantic" if kind == "semantic" else "lexical"
-
-
-def record_decisions(state: FlowState, stage: str, action: Action, decisions: Iterable[Decision],
-                     seconds: float = 0.0) -> None:
-    """Write one direction's decisions into the flow state (ids, kinds and counts; never text)."""
-    direction = "input" if stage == "request" else "output"
-    state.stage_verdicts[stage] = ACTION_VERDICT[action].value
-    rules: set[str] = set(state.guard_rules.get(stage, ()))
-    for d in decisions:
-        rule, kind = d.finding.rule, d.finding.kind
-        previous = state.rule_verdicts.get(rule)
-        if previous is None or SEVERITY[Action(previous)] < SEVERITY[d.action]:
-            state.rule_verdicts[rule] = d.action.value
-        state.finding_counts[kind] = state.finding_counts.get(kind, 0) + 1
-        key = (detector_stage(kind), kind, direction, d.action.value)
-        state.guard_detections[key] = state.guard_detections.get(key, 0) + 1
-        rules.add(rule)
-    if rules:
-        state.guard_rules[stage] = tuple(sorted(rules))
-    if seconds:
-        state.guard_seconds[stage] = state.guard_seconds.get(stage, 0.0) + seconds
-    if SEVERITY[action] > SEVERITY[Action(state.action)]:
-        state.action = action.value
-
-
-def record(state: FlowState, stage: str, inspection: Inspection, seconds: float = 0.0) -> None:
-    decisions = [d for scan in inspection.scans for d in scan.result.decisions]
-    record_decisions(state, stage, inspection.action, decisions, seconds)
 
 
 class InspectRequest:
@@ -78,14 +39,14 @@ class InspectRequest:
         if state is None or flow.response is not None:
             return None
         if not self.config.guard:
-            state.stage_verdicts["request"] = Verdict.SKIPPED.value
+            state.ledger.verdicts[Direction.REQUEST] = Verdict.SKIPPED
             state.input_digest = self.services.digester.digest(flow.request.raw_content or b"")
             return None
         if state.route not in INSPECTED_ROUTES:
             if self.config.scan_unknown_routes:
                 self._scan_raw(flow, state)
             else:
-                state.stage_verdicts["request"] = Verdict.SKIPPED.value
+                state.ledger.verdicts[Direction.REQUEST] = Verdict.SKIPPED
                 state.input_digest = self.services.digester.digest(flow.request.raw_content or b"")
             return None
         # The answer is inspected, so ask for it uncompressed (identity is always acceptable to the client): a
@@ -101,9 +62,9 @@ class InspectRequest:
         vault = PseudonymVault()
         for f in fields:
             vault.learn(f.text)  # placeholders sent back from an earlier turn keep their numbers
-        state.vault = vault
+        state.ledger.vault = vault
         policy = self.services.guard.policy
-        state.policy_version = policy.version
+        state.provenance.policy_version = policy.version
         if policy.offload or sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
             return self._inspect_off_loop(flow, state, body, fields, vault)
         started = time.perf_counter()
@@ -129,13 +90,11 @@ class InspectRequest:
         as it came, recorded `failed_open`, never `pass`."""
         mode = self.config.guard_fail_mode
         self.services.metrics.guard_over_budget.labels("input", mode).inc()
-        state.guard_seconds["request"] = state.guard_seconds.get("request", 0.0) + seconds
+        state.ledger.over_budget(Direction.REQUEST, seconds, fail_open=mode == "open")
         log.warning("inspection over budget", extra={"request_id": state.request_id, "direction": "input",
                                                      "budget_s": self.config.guard_budget, "fail_mode": mode})
         if mode == "open":
-            state.stage_verdicts["request"] = Verdict.FAILED_OPEN.value
             return
-        state.stage_verdicts["request"] = Verdict.TIMEOUT.value
         state.outcome = Outcome.GUARD_TIMEOUT
         flow.response = guard_timeout(self.config.guard_budget).response(state.request_id)
 
@@ -143,12 +102,12 @@ class InspectRequest:
         """No JSON object to inspect. An empty body has nothing to scan; anything else cannot be checked
         and is refused rather than forwarded unseen (fail closed)."""
         if not flow.request.raw_content:
-            state.stage_verdicts["request"] = Verdict.PASS.value
+            state.ledger.verdicts[Direction.REQUEST] = Verdict.PASS
             return
         error = state.request_body_error
         assert error is not None
         state.outcome = Outcome.BAD_REQUEST
-        state.stage_verdicts["request"] = Verdict.ERROR.value
+        state.ledger.verdicts[Direction.REQUEST] = Verdict.ERROR
         flow.response = error.response(state.request_id)
 
     def _scan_raw(self, flow: http.HTTPFlow, state: FlowState) -> None:
@@ -159,12 +118,12 @@ class InspectRequest:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
-            state.stage_verdicts["request"] = Verdict.SKIPPED.value
+            state.ledger.verdicts[Direction.REQUEST] = Verdict.SKIPPED
             return
         vault = PseudonymVault()
-        state.vault = vault
+        state.ledger.vault = vault
         inspection = inspect(self.services.guard.policy.request, [TextField((), text)], vault)
-        record(state, "request", inspection)
+        state.ledger.record(Direction.REQUEST, inspection.action, inspection.decisions)
         if inspection.action is Action.BLOCK:
             self._block(flow, state, inspection)
         elif inspection.rewritten:
@@ -172,7 +131,7 @@ class InspectRequest:
 
     def _enforce(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, object],
                  inspection: Inspection, seconds: float) -> None:
-        record(state, "request", inspection, seconds)
+        state.ledger.record(Direction.REQUEST, inspection.action, inspection.decisions, seconds)
         if inspection.action is Action.BLOCK:
             self._block(flow, state, inspection)
             return
@@ -197,7 +156,7 @@ class InspectRequest:
 
     def _block(self, flow: http.HTTPFlow, state: FlowState, inspection: Inspection) -> None:
         state.outcome = Outcome.BLOCKED
-        state.blocked_rules = inspection.blocking_rules
+        state.ledger.blocked_rules = inspection.blocking_rules
         response = content_blocked(self.config.block_status, inspection.blocking_rules).response(state.request_id)
         response.headers["x-warden-action"] = Action.BLOCK.value
         flow.response = response

@@ -20,11 +20,11 @@ from audit.records import Verdict
 from proxy.answer import record_answer, record_usage
 from proxy.bodies import BodyError, decode, json_bytes
 from proxy.errors import ApiError, content_blocked, guard_timeout
-from proxy.guard.engine import Inspection, inspect
+from proxy.guard.engine import OFFLOAD_CHARS, Inspection, inspect
 from proxy.guard.extract import TextField, put, response_texts
+from proxy.guard.ledger import Direction
 from proxy.services import Services
 from proxy.stages.base import fail_closed
-from proxy.stages.inspect_request import OFFLOAD_CHARS, record
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
 from rules.findings import Action
 from rules.pseudonym import PseudonymVault
@@ -46,7 +46,7 @@ class InspectResponse:
             return None  # streams are guarded by the relay; our own answers (blocks, errors) need nothing
         response = flow.response
         if not self.config.guard or state.route not in INSPECTED_ROUTES or not 200 <= response.status_code < 300:
-            state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
+            state.ledger.verdicts.setdefault(Direction.RESPONSE, Verdict.SKIPPED)
             self._finish(flow, state, response.raw_content or b"")
             return None
         try:
@@ -60,11 +60,12 @@ class InspectResponse:
         if not isinstance(body, dict):
             self._refuse(flow, state, "the model server's answer is not a JSON object")
             return None
-        record_usage(state, body.get("usage"))  # parsed here once; telemetry need not parse it again
-        if state.spans is not None and state.spans.sampled:  # the span's answer facts, from the same parse
-            record_answer(state, body)
+        record_usage(state.answer, body.get("usage"))  # parsed here once; telemetry need not parse it again
+        spans = state.provenance.spans
+        if spans is not None and spans.sampled:  # the span's answer facts, from the same parse
+            record_answer(state.answer, body)
         fields = response_texts(state.route, body)
-        vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
+        vault = state.ledger.vault or PseudonymVault()
         if self.services.guard.policy.offload or sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
             return self._inspect_off_loop(flow, state, body, content, fields, vault)
         started = time.perf_counter()
@@ -97,10 +98,9 @@ class InspectResponse:
                                                      "budget_s": self.config.guard_budget, "fail_mode": mode})
         if mode == "open":
             self._enforce(flow, state, body, content, fields, vault, Inspection(Action.ALLOW, (), ()), seconds)
-            state.stage_verdicts["response"] = Verdict.FAILED_OPEN.value
+            state.ledger.verdicts[Direction.RESPONSE] = Verdict.FAILED_OPEN
             return
-        state.guard_seconds["response"] = state.guard_seconds.get("response", 0.0) + seconds
-        state.stage_verdicts["response"] = Verdict.TIMEOUT.value
+        state.ledger.over_budget(Direction.RESPONSE, seconds, fail_open=False)
         state.outcome = Outcome.GUARD_TIMEOUT
         flow.response = guard_timeout(self.config.guard_budget, output=True).response(state.request_id)
         self._finish(flow, state, flow.response.content or b"")
@@ -108,10 +108,10 @@ class InspectResponse:
     def _enforce(self, flow: http.HTTPFlow, state: FlowState, body: dict[str, Any], content: bytes,
                  fields: list[TextField], vault: PseudonymVault, inspection: Inspection, seconds: float) -> None:
         assert flow.response is not None
-        record(state, "response", inspection, seconds)
+        state.ledger.record(Direction.RESPONSE, inspection.action, inspection.decisions, seconds)
         if inspection.action is Action.BLOCK:
             state.outcome = Outcome.BLOCKED
-            state.blocked_rules = inspection.blocking_rules
+            state.ledger.blocked_rules = inspection.blocking_rules
             error = content_blocked(self.config.block_status, inspection.blocking_rules, output=True)
             flow.response = error.response(state.request_id)
             self._finish(flow, state, flow.response.content or b"")
@@ -132,13 +132,13 @@ class InspectResponse:
 
     def _refuse(self, flow: http.HTTPFlow, state: FlowState, why: str) -> None:
         state.outcome = Outcome.UPSTREAM_ERROR
-        state.stage_verdicts["response"] = Verdict.ERROR.value
+        state.ledger.verdicts[Direction.RESPONSE] = Verdict.ERROR
         flow.response = ApiError(502, "upstream_error", "invalid_upstream_response", why).response(state.request_id)
         self._finish(flow, state, b"")
 
     def _finish(self, flow: http.HTTPFlow, state: FlowState, content: bytes) -> None:
         assert flow.response is not None
         state.output_digest = self.services.digester.digest(content)
-        flow.response.headers["x-warden-action"] = state.action
+        flow.response.headers["x-warden-action"] = state.ledger.action.value
         flow.response.headers["x-warden-request-id"] = state.request_id
 

@@ -78,10 +78,10 @@ class Lora:
         return None
 
     def _apply(self, state: FlowState, info: ModelInfo) -> None:
-        state.base_model = info.base_model
+        state.provenance.base_model = info.base_model
         if info.adapter:
-            state.lora_adapter = info.name
-            state.lora_weights_sha256 = info.weights_sha256
+            state.provenance.lora_adapter = info.name
+            state.provenance.lora_weights_sha256 = info.weights_sha256
 
     async def _after_warm_up(self, warming: Awaitable[None], state: FlowState) -> None:
         """The first requests after start-up wait (bounded) for the first read of the upstream's models."""
@@ -95,15 +95,16 @@ class Lora:
     @staticmethod
     async def _await_checksum(pending: asyncio.Future[str | None], state: FlowState) -> None:
         with contextlib.suppress(TimeoutError):
-            state.lora_weights_sha256 = await asyncio.wait_for(asyncio.shield(pending), CHECKSUM_WAIT_SECONDS)
+            state.provenance.lora_weights_sha256 = await asyncio.wait_for(asyncio.shield(pending),
+                                                                          CHECKSUM_WAIT_SECONDS)
 
     def _admin(self, flow: http.HTTPFlow, state: FlowState) -> None:
         action = admin_action(flow.request.path)
         body = request_json(flow, state, self.limit) or {}
-        state.model_admin_action = action
-        state.model_admin_allowed = self.allow_admin
-        state.lora_adapter = _bounded(body.get("lora_name"))
-        facts = {"request_id": state.request_id, "action": action, "adapter": state.lora_adapter,
+        state.provenance.model_admin_action = action
+        state.provenance.model_admin_allowed = self.allow_admin
+        state.provenance.lora_adapter = _bounded(body.get("lora_name"))
+        facts = {"request_id": state.request_id, "action": action, "adapter": state.provenance.lora_adapter,
                  "adapter_path": _bounded(body.get("lora_path"))}
         self.metrics.model_admin_child(action, "allowed" if self.allow_admin else "denied").inc()
         if not self.allow_admin:
@@ -116,14 +117,14 @@ class Lora:
     @fail_closed
     def response(self, flow: http.HTTPFlow) -> Awaitable[None] | None:
         state = get_state(flow)
-        if (state is None or not state.model_admin_allowed or self.registry is None or flow.response is None
-                or flow.response.status_code != 200 or not state.lora_adapter):
+        if (state is None or not state.provenance.model_admin_allowed or self.registry is None or flow.response is None
+                or flow.response.status_code != 200 or not state.provenance.lora_adapter):
             return None
-        if state.model_admin_action == "unload_lora_adapter":
-            self.registry.remove_adapter(state.lora_adapter)
+        if state.provenance.model_admin_action == "unload_lora_adapter":
+            self.registry.remove_adapter(state.provenance.lora_adapter)
             return None
-        if state.model_admin_action != "load_lora_adapter":
+        if state.provenance.model_admin_action != "load_lora_adapter":
             return None
         body = state.request_json or {}
-        task = self.registry.add_adapter(state.lora_adapter, _bounded(body.get("lora_path")))
+        task = self.registry.add_adapter(state.provenance.lora_adapter, _bounded(body.get("lora_path")))
         return None if task is None else self._await_checksum(task, state)  # audit: which weights were loaded

@@ -24,7 +24,7 @@ def classify_error(flow: http.HTTPFlow, state: FlowState) -> Outcome:
     if "client" in message:
         # Clients such as the openai SDK hang up as soon as they read `data: [DONE]`, often before the
         # upstream's closing chunk arrives: after the terminal event that is a complete exchange.
-        return Outcome.OK if state.stream_complete else Outcome.CLIENT_ABORTED
+        return Outcome.OK if state.answer.stream_complete else Outcome.CLIENT_ABORTED
     if "exceeds the limit" in message:  # proxy/mitm/wire_bounds.py, either direction
         return Outcome.TOO_LARGE
     if CONNECT_TIMED_OUT in message:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hmac
 import json
 import logging
@@ -22,15 +23,15 @@ from audit.records import Verdict
 from proxy.answer import peek_chunk, record_usage
 from proxy.bodies import StreamDecodeError, StreamDecoder
 from proxy.errors import ApiError, upstream_unavailable
+from proxy.guard.ledger import Direction, strongest
 from proxy.guard.stream import Judge, StreamGuard, closing_events
 from proxy.headers import strip_hop_by_hop
 from proxy.mitm.client_wire import write_to_client
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
-from proxy.stages.inspect_request import record_decisions
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
-from rules.findings import SEVERITY, Action
+from rules.findings import Action
 from rules.pseudonym import PseudonymVault
 from rules.scanner import ScanResult
 
@@ -61,7 +62,8 @@ class SseRelay:
         self.recorded = False
         # While a span records, the answer's id, model and finish reasons are read on the way (from the
         # upstream's events: identity and finish reasons are not content, and the guard does not change them).
-        self.peek = bool(getattr(state.spans, "sampled", False))
+        spans = state.provenance.spans
+        self.peek = spans is not None and spans.sampled
 
     def __call__(self, chunk: bytes) -> Iterable[bytes]:
         # Never b"": mitmproxy forwards a returned b"" as an empty HTTP/1 chunk, which is the
@@ -162,7 +164,7 @@ class SseRelay:
         """The upstream broke off: the bytes that end the client's stream (an error event and [DONE]; text the
         guard still holds back is dropped), or None when the stream has already ended (complete, blocked,
         failed). Not yet in the output digest: `sent` adds them once they are written."""
-        if self.state.stream_complete or (self.guard is not None and self.guard.ended):
+        if self.state.answer.stream_complete or (self.guard is not None and self.guard.ended):
             return None
         if self.guard is not None:
             self.guard.ended = True
@@ -191,18 +193,18 @@ class SseRelay:
         data = event.data
         if data is None:
             return
-        state = self.state
-        state.sse_events += 1
+        answer = self.state.answer
+        answer.sse_events += 1
         if event.is_done or event.event in TERMINAL_EVENTS:
-            state.stream_complete = True
-        if state.first_chunk_at is None:
-            state.first_chunk_at = self.clock()
+            answer.stream_complete = True
+        if answer.first_chunk_at is None:
+            answer.first_chunk_at = self.clock()
         # Only the usage chunk is parsed here: vLLM sends `"usage": null` on every other chunk.
         if b'"usage":' in data and b'"usage":null' not in data and b'"usage": null' not in data:
             with contextlib.suppress(ValueError, AttributeError, RecursionError):
-                record_usage(state, json.loads(data).get("usage"))
+                record_usage(answer, json.loads(data).get("usage"))
         if self.peek:
-            peek_chunk(data, state)
+            peek_chunk(data, answer)
 
     def finish(self) -> None:
         """Record the guard's verdicts and the digest of what the client got; safe to call twice."""
@@ -212,7 +214,7 @@ class SseRelay:
         self.state.output_digest = self.hasher.hexdigest()
         if self.guard is not None:
             verdicts = self.guard.verdicts
-            record_decisions(self.state, "response", verdicts.action, verdicts.decisions, verdicts.seconds)
+            self.state.ledger.record(Direction.RESPONSE, verdicts.action, verdicts.decisions, verdicts.seconds)
             if self.guard.pending:  # judged windows whose verdict comes after the stream: back on the loop
                 loop = asyncio.get_running_loop()
                 for _, future in self.guard.pending:
@@ -226,14 +228,14 @@ class SseRelay:
         decisions = [d for d in future.result().decisions if d.finding.kind == "semantic"]
         if not decisions:
             return
-        action = max((d.action for d in decisions), key=SEVERITY.__getitem__)
-        record_decisions(self.state, "response", action, decisions)
+        action = functools.reduce(strongest, (d.action for d in decisions))
+        self.state.ledger.record(Direction.RESPONSE, action, decisions)
         if action is Action.BLOCK:
             log.warning("semantic block verdict arrived after the stream ended",
                         extra={"request_id": self.state.request_id,
                                "rules": sorted({d.finding.rule for d in decisions})})
         else:
-            self.state.stage_verdicts.setdefault("response", Verdict.SKIPPED.value)
+            self.state.ledger.verdicts.setdefault(Direction.RESPONSE, Verdict.SKIPPED)
 
 
 class DecodingRelay:
@@ -288,8 +290,9 @@ class OpaqueRelay:
         if not chunk:
             relay.finish()
             return []
-        if relay.state.first_chunk_at is None:
-            relay.state.first_chunk_at = relay.clock()
+        answer = relay.state.answer
+        if answer.first_chunk_at is None:
+            answer.first_chunk_at = relay.clock()
         relay.hasher.update(chunk)
         return [chunk]
 
@@ -328,15 +331,15 @@ class Stream:
             return
         state.stream = True
         # The action known so far (the prompt's); the answer's own verdict goes to metrics and audit.
-        flow.response.headers["x-warden-action"] = state.action
+        flow.response.headers["x-warden-action"] = state.ledger.action.value
         guard = None
         guarded = self.services.config.guard and state.route in INSPECTED_ROUTES
         if guarded and 200 <= flow.response.status_code < 300:
-            vault = state.vault if isinstance(state.vault, PseudonymVault) else PseudonymVault()
+            vault = state.ledger.vault or PseudonymVault()
 
             def on_block(rules: tuple[str, ...]) -> None:
                 state.outcome = Outcome.BLOCKED
-                state.blocked_rules = rules
+                state.ledger.blocked_rules = rules
 
             policy = self.services.guard.policy
             judge = Judge(policy.whole_response, self.judge_pool) if policy.offload else None

@@ -15,6 +15,7 @@ from typing import Any
 from mitmproxy import http
 
 from proxy.answer import peek_finish_reasons, peek_identity, record_answer, record_usage
+from proxy.guard.ledger import GuardLedger
 from proxy.services import Services
 from proxy.state import FlowState, Outcome, Route, get_state
 
@@ -58,15 +59,16 @@ class Telemetry:
         content = flow.response.raw_content
         if not content or content[:1] not in (b"{", b" ", b"\n"):
             return
-        want_usage = state.usage.prompt_tokens is None and b'"usage"' in content
-        want_facts = state.spans is not None and state.response_id is None and state.spans.sampled
+        answer, spans = state.answer, state.provenance.spans
+        want_usage = answer.usage.prompt_tokens is None and b'"usage"' in content
+        want_facts = spans is not None and answer.response_id is None and spans.sampled
         if not (want_usage or want_facts):
             return
         if not want_usage and not _has_header(flow.response.headers, b"content-encoding"):
             # Only identity for the span: the byte scan of the stream path, not a second JSON parse of the body
             # (the id and model lead an OpenAI answer; finish reasons are matched anywhere, escaped in content).
-            peek_identity(content[:512], state)
-            peek_finish_reasons(content, state)
+            peek_identity(content[:512], answer)
+            peek_finish_reasons(content, answer)
             return
         try:
             body = json.loads(flow.response.get_content(strict=False) or b"")
@@ -75,9 +77,9 @@ class Telemetry:
         if not isinstance(body, dict):
             return
         if want_usage:
-            record_usage(state, body.get("usage"))
+            record_usage(answer, body.get("usage"))
         if want_facts:
-            record_answer(state, body)
+            record_answer(answer, body)
 
     def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:
         state.done = True
@@ -91,11 +93,12 @@ class Telemetry:
         m.inflight.dec()
         m.requests_child(route, model, f"{status // 100}xx", state.outcome.value).inc()
         m.duration_child(route, model).observe(duration)
-        usage = state.usage
-        if state.first_chunk_at is not None:
-            m.ttft_child(route, model).observe(state.first_chunk_at - state.started)
+        usage = state.answer.usage
+        first_chunk_at = state.answer.first_chunk_at
+        if first_chunk_at is not None:
+            m.ttft_child(route, model).observe(first_chunk_at - state.started)
             if usage.completion_tokens and usage.completion_tokens > 1 and state.outcome is Outcome.OK:
-                per_token = (state.finished_at - state.first_chunk_at) / (usage.completion_tokens - 1)
+                per_token = (state.finished_at - first_chunk_at) / (usage.completion_tokens - 1)
                 m.tpot_child(route, model).observe(per_token)
         if usage.prompt_tokens:
             m.prompt_tokens_child(model).inc(usage.prompt_tokens)
@@ -103,9 +106,10 @@ class Telemetry:
             m.generation_tokens_child(model).inc(usage.completion_tokens)
         if usage.cached_tokens:
             m.cached_prompt_tokens_child(model).inc(usage.cached_tokens)
-        if state.guard_detections or state.finding_counts or state.guard_seconds or state.schema_result:
-            self._guard_metrics(state)
-        if state.spans is not None:
+        ledger = state.ledger
+        if ledger.detections or ledger.finding_counts or ledger.seconds or ledger.schema_result:
+            self._guard_metrics(ledger)
+        if state.provenance.spans is not None:
             try:
                 self.tracing.finish(state)
             except Exception:  # telemetry fails open: the exchange is already answered
@@ -116,19 +120,20 @@ class Telemetry:
         log.log(
             level,
             "exchange",
-            extra={"request_id": state.request_id, "trace_id": state.trace_id, "route": route, "status": status,
-                   "outcome": state.outcome.value, "duration_ms": round(duration * 1000, 2), "stream": state.stream},
+            extra={"request_id": state.request_id, "trace_id": state.provenance.trace_id, "route": route,
+                   "status": status, "outcome": state.outcome.value, "duration_ms": round(duration * 1000, 2),
+                   "stream": state.stream},
         )
 
-    def _guard_metrics(self, state: FlowState) -> None:
+    def _guard_metrics(self, ledger: GuardLedger) -> None:
         m = self.metrics
-        if state.guard_detections:
-            for (stage, kind, direction, action), n in state.guard_detections.items():
-                m.guard_detections_child(stage, m.kinds(kind), direction, action).inc(n)
+        if ledger.detections:
+            for d, n in ledger.detections.items():
+                m.guard_detections_child(d.detector, m.kinds(d.kind), d.direction.source, d.action.value).inc(n)
         else:  # a guard that reports only counts by kind: attributed as a whole
-            for kind, n in state.finding_counts.items():
-                m.guard_detections_child("guard", m.kinds(kind), "unknown", state.action).inc(n)
-        for stage, seconds in state.guard_seconds.items():
-            m.guard_duration_child(stage).observe(seconds)
-        if state.schema_result:
-            m.schema_validations_child(state.schema_result).inc()
+            for kind, n in ledger.finding_counts.items():
+                m.guard_detections_child("guard", m.kinds(kind), "unknown", ledger.action.value).inc(n)
+        for direction, seconds in ledger.seconds.items():
+            m.guard_duration_child(direction.value).observe(seconds)
+        if ledger.schema_result:
+            m.schema_validations_child(ledger.schema_result).inc()

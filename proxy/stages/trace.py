@@ -41,11 +41,11 @@ class Trace:
         if not self.enabled:
             traceparent = flow.request.headers.get("traceparent")
             if traceparent:
-                state.trace_id = trace_id_from_traceparent(traceparent)
+                state.provenance.trace_id = trace_id_from_traceparent(traceparent)
             return
         try:
             scheme = "https" if flow.client_conn.tls_established else "http"
-            state.spans = self.tracing.start_server(flow.request.headers, state, flow.request.path, scheme)
+            state.provenance.spans = self.tracing.start_server(flow.request.headers, state, flow.request.path, scheme)
         except Exception:
             log.exception("cannot start the server span", extra={"request_id": state.request_id})
 
@@ -53,10 +53,11 @@ class Trace:
         if not self.enabled:
             return
         state = get_state(flow)
-        if state is None or state.spans is None or flow.response is not None:
+        spans = state.provenance.spans if state is not None else None
+        if state is None or spans is None or flow.response is not None:
             return  # answered locally (blocked, too large, denied): no upstream call to trace
         try:
             provider = (self.lora.provider if self.lora is not None else None) or self.backend
-            self.tracing.start_client(state.spans, flow.request.headers, state, provider, self.host, self.port)
+            self.tracing.start_client(spans, flow.request.headers, state, provider, self.host, self.port)
         except Exception:
             log.exception("cannot start the client span", extra={"request_id": state.request_id})

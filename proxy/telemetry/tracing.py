@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
+    from audit.records import Verdict
+    from proxy.guard.ledger import Direction
+
 log = logging.getLogger("warden.tracing")
 
 EXPORTERS = ("otlp", "console", "none")
@@ -426,7 +429,7 @@ class Tracing:
         random_flag = int(parent.trace_flags) & 0x02 if parent is not None else 0x02  # W3C level 2 "random"
         spans = FlowSpans(trace_id, self.ids.generate_span_id(), parent, trace_state,
                           (0x01 if sampled else 0) | random_flag, time.time_ns(), name, shared, unique)
-        state.trace_id = format(trace_id, "032x")
+        state.provenance.trace_id = format(trace_id, "032x")
         return spans
 
     def _sample_with_sdk(self, parent: Any, trace_id: int, trace_state: Any, name: str, shared: tuple[Any, ...],
@@ -475,10 +478,11 @@ class Tracing:
     def finish(self, state: FlowState) -> None:
         """Write the exchange's finished spans with everything the stages learned and hand them to the
         processors (called by the telemetry stage)."""
-        spans = state.spans
+        provenance = state.provenance
+        spans = provenance.spans
         if not isinstance(spans, FlowSpans):
             return
-        state.spans = None
+        provenance.spans = None
         if not spans.sampled or not (self.processors or self.wire_processors):
             return
         end = time.time_ns()
@@ -486,39 +490,40 @@ class Tracing:
         error_type = None
         if outcome in _FAILED:
             error_type = str(state.status) if outcome is Outcome.UPSTREAM_ERROR and state.status else outcome.value
-        lora = (A.WARDEN_LORA_ADAPTER, state.lora_adapter or None,
-                A.WARDEN_LORA_WEIGHTS_SHA256, state.lora_weights_sha256 or None,
-                A.WARDEN_BASE_MODEL, state.base_model or None)
+        lora = (A.WARDEN_LORA_ADAPTER, provenance.lora_adapter or None,
+                A.WARDEN_LORA_WEIGHTS_SHA256, provenance.lora_weights_sha256 or None,
+                A.WARDEN_BASE_MODEL, provenance.base_model or None)
+        answer, ledger = state.answer, state.ledger
         status = state.status
         written: list[_Written] = []
         if spans.client_shared is not None:
             client_error = error_type if outcome in _UPSTREAM_FAILED or outcome is Outcome.CLIENT_ABORTED else None
-            usage = state.usage
+            usage = answer.usage
             written.append(_Written(
                 spans.client_name, _CLIENT, spans.client_id, spans.server_id, False, spans.client_start_ns,
                 (*spans.client_shared,
-                 A.HTTP_RESPONSE_STATUS_CODE, status, A.GEN_AI_RESPONSE_MODEL, state.response_model or None,
-                 A.GEN_AI_RESPONSE_FINISH_REASONS, tuple(state.finish_reasons) or None, A.ERROR_TYPE, client_error,
+                 A.HTTP_RESPONSE_STATUS_CODE, status, A.GEN_AI_RESPONSE_MODEL, answer.response_model or None,
+                 A.GEN_AI_RESPONSE_FINISH_REASONS, tuple(answer.finish_reasons) or None, A.ERROR_TYPE, client_error,
                  *lora),
-                ((A.GEN_AI_RESPONSE_ID, state.response_id or None), (A.GEN_AI_USAGE_INPUT_TOKENS, usage.prompt_tokens),
+                ((A.GEN_AI_RESPONSE_ID, answer.response_id or None), (A.GEN_AI_USAGE_INPUT_TOKENS, usage.prompt_tokens),
                  (A.GEN_AI_USAGE_OUTPUT_TOKENS, usage.completion_tokens),
                  (A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, usage.cached_tokens),
                  (A.GEN_AI_RESPONSE_TIME_TO_FIRST_CHUNK, state.time_to_first_chunk)),
                 (), client_error is not None and outcome is not Outcome.CLIENT_ABORTED,
             ))
-        admin = state.model_admin_action or None
+        admin = provenance.model_admin_action or None
         parent = spans.parent
         written.append(_Written(
             spans.name, _SERVER, spans.server_id, parent.span_id if parent is not None else 0,
             bool(parent is not None and parent.is_remote), spans.start_ns,
             (*spans.shared,
-             A.WARDEN_OUTCOME, outcome.value, A.WARDEN_ACTION, state.action, A.HTTP_RESPONSE_STATUS_CODE, status,
-             A.GEN_AI_REQUEST_MODEL, state.model or None, A.WARDEN_POLICY_VERSION, state.policy_version or None,
+             A.WARDEN_OUTCOME, outcome.value, A.WARDEN_ACTION, ledger.action.value, A.HTTP_RESPONSE_STATUS_CODE, status,
+             A.GEN_AI_REQUEST_MODEL, state.model or None, A.WARDEN_POLICY_VERSION, provenance.policy_version or None,
              A.WARDEN_MODEL_ADMIN_ACTION, admin, A.WARDEN_MODEL_ADMIN_ALLOWED,
-             bool(state.model_admin_allowed) if admin else None, A.ERROR_TYPE, error_type, *lora),
+             bool(provenance.model_admin_allowed) if admin else None, A.ERROR_TYPE, error_type, *lora),
             (*spans.unique, (A.WARDEN_INPUT_HMAC, state.input_digest or None),
-             (A.WARDEN_OUTPUT_HMAC, state.output_digest or None), (A.WARDEN_AUDIT_SEQ, state.audit_seq)),
-            tuple(_guardrail_event(state, stage, verdict) for stage, verdict in state.stage_verdicts.items()),
+             (A.WARDEN_OUTPUT_HMAC, state.output_digest or None), (A.WARDEN_AUDIT_SEQ, provenance.audit_seq)),
+            tuple(_guardrail_event(state, direction, verdict) for direction, verdict in ledger.verdicts.items()),
             error_type is not None and ((status or 0) >= 500 or outcome is Outcome.INTERNAL_ERROR),
         ))
         if self.wire_processors:
@@ -641,13 +646,14 @@ def build_resource(env: Mapping[str, str]) -> Any:
     return Resource.create(extra)
 
 
-def _guardrail_event(state: FlowState, stage: str, verdict: str) -> tuple[Any, ...]:
+def _guardrail_event(state: FlowState, direction: Direction, verdict: Verdict) -> tuple[Any, ...]:
     """One gen_ai.guardrail.result event's attributes, flat `(key, value, ...)` (None values absent)."""
-    rules = state.guard_rules.get(stage)
-    if rules is None and not state.guard_rules and len(state.stage_verdicts) == 1:
-        rules = tuple(state.rule_verdicts)  # one guarded direction: every rule verdict belongs to it
-    source = "input" if stage == "request" else "output"
-    kinds = tuple(sorted({kind for (_s, kind, direction, _a) in state.guard_detections if direction == source}))
-    return (A.GUARDRAIL_COMPONENT, A.GUARDRAIL_COMPONENT_VALUE, A.GUARDRAIL_POLICY_ID, state.policy_id or "warden",
-            A.GUARDRAIL_RESULT, verdict, A.GUARDRAIL_SOURCE, source, A.GUARDRAIL_RULE_IDS, tuple(sorted(rules or ())),
-            A.GUARDRAIL_POLICY_VERSION, state.policy_version or None, A.GUARDRAIL_FINDING_KINDS, kinds or None)
+    ledger, provenance = state.ledger, state.provenance
+    rules = ledger.matched_rules.get(direction)
+    if rules is None and not ledger.matched_rules and len(ledger.verdicts) == 1:
+        rules = tuple(ledger.rule_actions)  # one guarded direction: every rule verdict belongs to it
+    kinds = tuple(sorted({d.kind for d in ledger.detections if d.direction is direction}))
+    return (A.GUARDRAIL_COMPONENT, A.GUARDRAIL_COMPONENT_VALUE, A.GUARDRAIL_POLICY_ID,
+            provenance.policy_id or "warden", A.GUARDRAIL_RESULT, verdict.value, A.GUARDRAIL_SOURCE, direction.source,
+            A.GUARDRAIL_RULE_IDS, tuple(sorted(rules or ())), A.GUARDRAIL_POLICY_VERSION,
+            provenance.policy_version or None, A.GUARDRAIL_FINDING_KINDS, kinds or None)

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from proxy.answer import peek_chunk, record_answer, record_usage
-from proxy.state import FlowState, Route
+from proxy.state import AnswerFacts
 
 
 def chunk(payload: dict[str, Any]) -> bytes:
@@ -14,7 +14,7 @@ def chunk(payload: dict[str, Any]) -> bytes:
 
 
 def test_peek_reads_id_model_and_finish_reasons_not_content() -> None:
-    state = FlowState("r", Route.CHAT, 0.0)
+    state = AnswerFacts()
     first = {"id": "chatcmpl-1", "model": "m", "choices": [
         {"index": 0, "delta": {"content": 'fake "id":"evil" "finish_reason":"pwned"'}, "finish_reason": None}]}
     peek_chunk(chunk(first), state)
@@ -25,14 +25,14 @@ def test_peek_reads_id_model_and_finish_reasons_not_content() -> None:
 
 
 def test_record_answer() -> None:
-    state = FlowState("r", Route.CHAT, 0.0)
+    state = AnswerFacts()
     record_answer(state, {"id": "x", "model": "m", "choices": [{"finish_reason": "stop"}, {"finish_reason": "stop"},
                                                                   {"finish_reason": None}]})
     assert (state.response_id, state.response_model, state.finish_reasons) == ("x", "m", ["stop"])
 
 
 def test_record_usage_keeps_unknown_cached_tokens_unknown() -> None:
-    state = FlowState("r", Route.CHAT, 0.0)
+    state = AnswerFacts()
     record_usage(state, {"prompt_tokens": 12, "completion_tokens": 3})
     assert (state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.cached_tokens) == (12, 3, None)
     record_usage(state, {"prompt_tokens": 12, "prompt_tokens_details": {"cached_tokens": 8}})

@@ -63,7 +63,7 @@ def test_a_whole_answer_is_released_once_its_record_is_durable(tmp_path: Path) -
     flow, state = answered()
     original = flow.response
     pending = emitter(log).response(flow)
-    assert pending is not None and state.audit_seq == 1  # seq 0 is the boot's epoch record
+    assert pending is not None and state.provenance.audit_seq == 1  # seq 0 is the boot's epoch record
     run(pending)
     assert flow.response is original and state.outcome == Outcome.OK
     assert log.stats().size_durable == 2
@@ -90,7 +90,7 @@ def test_an_append_failure_withholds_a_whole_answer_and_leaves_a_stream_alone(tm
     flow, state = answered(stream=stream)
     original = flow.response
     assert emitter(log).response(flow) is None
-    assert state.audited and state.audit_seq is None
+    assert state.audited and state.provenance.audit_seq is None
     if stream:  # already sent: nothing to withhold
         assert flow.response is original and state.outcome == Outcome.OK
     else:
@@ -103,7 +103,7 @@ def test_a_streamed_answer_s_record_is_queued_not_awaited(tmp_path: Path) -> Non
     flow, state = answered(stream=True)
     original = flow.response
     assert emitter(log).response(flow) is None
-    assert flow.response is original and state.audit_seq == 1
+    assert flow.response is original and state.provenance.audit_seq == 1
     assert log.close(10) and log.stats().size_durable == 3  # epoch, exchange, shutdown
 
 
@@ -116,5 +116,5 @@ def test_an_exchange_is_recorded_once_whichever_hooks_run(tmp_path: Path) -> Non
         run(pending)
     emit.error(flow)
     assert emit.response(flow) is None
-    assert log.stats().records_total == 2 and state.audit_seq == 1
+    assert log.stats().records_total == 2 and state.provenance.audit_seq == 1
     assert log.close(10)

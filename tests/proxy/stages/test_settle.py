@@ -16,7 +16,7 @@ def test_classify_error() -> None:
     assert flow.error is not None
     flow.error.msg = "Client disconnected."
     assert classify_error(flow, state) is Outcome.CLIENT_ABORTED
-    state.stream_complete = True
+    state.answer.stream_complete = True
     assert classify_error(flow, state) is Outcome.OK
     flow.error.msg = "Connection refused"
     assert classify_error(flow, state) is Outcome.UPSTREAM_UNAVAILABLE

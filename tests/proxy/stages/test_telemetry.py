@@ -12,12 +12,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from proxy.config import WardenConfig
 from proxy.guard.engine import Guard
+from proxy.guard.ledger import Detection, Direction
 from proxy.services import Services
 from proxy.stages.settle import Settle
 from proxy.stages.stream import SseRelay
 from proxy.stages.telemetry import Telemetry
 from proxy.state import STATE_KEY, FlowState, Route
 from proxy.telemetry.metrics import Metrics
+from rules.findings import Action
 
 _GUARD = Guard.load()
 
@@ -33,17 +35,18 @@ class Sampled:
 @pytest.mark.parametrize("recording", [True, False])
 def test_the_relay_reads_the_answers_identity_while_a_span_records(recording: bool) -> None:
     state = FlowState("r", Route.CHAT, 0.0)
-    state.spans = Sampled() if recording else None
+    state.provenance.spans = Sampled() if recording else None
     relay = SseRelay(state, lambda: 1.0, None, hmac.new(b"k", digestmod="sha256"))
+    answer = state.answer
     first = chunk({"id": "g", "model": "m",
                    "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": None}]})
     last = chunk({"id": "g", "model": "m", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     assert relay(first) == [first]
     assert relay(last + b"data: [DONE]\n\n") == [last + b"data: [DONE]\n\n"]
     if recording:
-        assert (state.response_id, state.response_model, state.finish_reasons) == ("g", "m", ["stop"])
+        assert (answer.response_id, answer.response_model, answer.finish_reasons) == ("g", "m", ["stop"])
     else:
-        assert (state.response_id, state.response_model, state.finish_reasons) == (None, None, [])
+        assert (answer.response_id, answer.response_model, answer.finish_reasons) == (None, None, [])
 
 
 def samples(metrics: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -60,11 +63,13 @@ def test_finish_observes_every_series_from_the_flow_state() -> None:
     flow = tflow.tflow()
     flow.response = http.Response.make(200, b"", {"content-type": "text/event-stream"})
     flow.response.stream = True
-    state = FlowState("r", Route.CHAT, 8.0, model="m", stream=True, first_chunk_at=8.5)
-    state.usage.prompt_tokens, state.usage.completion_tokens, state.usage.cached_tokens = 100, 11, 64
-    state.guard_detections = {("lexical", "cn_mobile", "input", "mask"): 2}
-    state.guard_seconds = {"request": 0.002}
-    state.schema_result = "valid"
+    state = FlowState("r", Route.CHAT, 8.0, model="m", stream=True)
+    state.answer.first_chunk_at = 8.5
+    usage = state.answer.usage
+    usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens = 100, 11, 64
+    state.ledger.detections = {Detection("lexical", "cn_mobile", Direction.REQUEST, Action.MASK): 2}
+    state.ledger.seconds = {Direction.REQUEST: 0.002}
+    state.ledger.schema_result = "valid"
     flow.metadata[STATE_KEY] = state
     metrics.inflight.inc()
     Settle(services).response(flow)  # the pipeline settles status, outcome and end time first

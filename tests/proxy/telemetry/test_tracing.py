@@ -189,7 +189,7 @@ def test_server_and_client_spans_continue_the_trace_and_reach_the_upstream(
     assert s[A.WARDEN_OUTCOME] == "ok"
     assert len(str(s[A.WARDEN_INPUT_HMAC])) == 64
     state = get_state(flow)
-    assert state is not None and state.trace_id == TRACE_ID
+    assert state is not None and state.provenance.trace_id == TRACE_ID
     results = [e for e in server.events if e.name == A.GEN_AI_GUARDRAIL_RESULT_EVENT]
     assert {(e.attributes or {})[A.GUARDRAIL_SOURCE] for e in results} == {"input", "output"}
 
@@ -247,7 +247,7 @@ def test_tracing_off_passes_traceparent_through_and_logs_the_trace_id(guard: Gua
     exchange(services, flow)
     assert flow.request.headers["traceparent"] == PARENT
     state = get_state(flow)
-    assert state is not None and state.trace_id == TRACE_ID and state.spans is None
+    assert state is not None and state.provenance.trace_id == TRACE_ID and state.provenance.spans is None
 
 
 def test_upstream_failures_mark_both_spans(guard: Guard, exporter: InMemorySpanExporter) -> None:
