@@ -520,6 +520,27 @@ class Decoys:
         octets[self.rng.randrange(4)] = str(self.rng.randint(256, 999))
         return ".".join(octets), "ip_bad_octet", False
 
+    def _card16(self) -> str:
+        while True:
+            card = self.v.raw_card()
+            if len(card) == 16:
+                return card
+
+    def grouped_long_number(self) -> tuple[str, str, bool]:
+        # 20 or 24 digits in groups of four whose first 16 are a valid card: one longer number (an account or
+        # order number), not a card followed by a group
+        s = self._card16() + self.v.digits(self.rng.choice((4, 8)))
+        return " ".join(s[i:i + 4] for i in range(0, len(s), 4)), "grouped_long_number", False
+
+    def card19_bad_luhn_grouped(self) -> tuple[str, str, bool]:
+        # a 19-digit number failing Luhn in the 4-4-4-4-3 layout of 19-digit cards, its first 16 digits a valid
+        # card: a mistyped long card, not a 16-digit card followed by three digits
+        card = self._card16()
+        while True:
+            s = card + self.v.digits(3)
+            if not luhn_valid(s):
+                return " ".join(s[i:i + 4] for i in range(0, len(s), 4)), "card19_bad_luhn_grouped", True
+
     def ssn_invalid(self) -> tuple[str, str, bool]:
         r = self.rng.random()
         area = self.rng.choice(("000", "666", str(self.rng.randint(900, 999)))) if r < 0.6 else \
@@ -535,6 +556,8 @@ DECOY_KIND = {
     "long_digit_run": "cn_resident_id", "phone_like": "cn_mobile", "ip_bad_octet": "ipv4",
     "ssn_invalid": "us_ssn",
 }
+# Added later: generated after the clean items, so that the items before them stay as they were.
+LATER_DECOY_KIND = {"grouped_long_number": "bank_card", "card19_bad_luhn_grouped": "bank_card"}
 
 # --- text --------------------------------------------------------------------------------------------------
 
@@ -606,7 +629,12 @@ DECOY_TEMPLATES: dict[str, tuple[str, ...]] = {
     "phone_like": ("工单号{v}", "编码{v}已作废", "ref {v}"),
     "ip_bad_octet": ("地址{v}不是合法IP", "version {v} released", "IP {v} is malformed"),
     "ssn_invalid": ("case {v}", "编号{v}（无效SSN）"),
+    "grouped_long_number": ("对公账号{v}", "账号：{v}，开户行见附件", "order {v} shipped", "合同编号 {v} 已归档"),
+    "card19_bad_luhn_grouped": ("卡号{v}不存在", "card {v} declined", "银行卡 {v} 校验未通过"),
 }
+# A card followed by a space and another number, as people write them one after the other.
+ADJACENT_TEMPLATES = ("卡号 {card} {other}请核对", "card {card} {other}", "{card} {other}（{name}）",
+                      "银行卡{card} {other}，麻烦登记")
 CLEAN_TEXTS: tuple[str, ...] = (
     "会议定于2024年3月5日14:30在三楼举行，共12人参加。", "本月销售额为¥1,299,000.00，同比增长12.5%。",
     "请在2025-06-30前提交报告，版本v2.3.1。", "房间1203的空调坏了，邮编100080。",
@@ -710,7 +738,34 @@ class CorpusGenerator:
             if not passes_any_check(s):
                 break
         template = self.rng.choice(DECOY_TEMPLATES[reason])
-        self._wrap(b, partial(self._fill, b, template, partial(b.decoy, DECOY_KIND[why], s, why, checksum)))
+        kind = DECOY_KIND.get(why) or LATER_DECOY_KIND[why]
+        self._wrap(b, partial(self._fill, b, template, partial(b.decoy, kind, s, why, checksum)))
+        return b
+
+    def adjacent(self) -> _Builder:
+        """A card in groups of four, a space, then a mobile number or a resident ID: each is its own value."""
+        b = _Builder()
+        card = self.values.raw_card()
+        sep = self.rng.choice((" ", "-"))
+        grouped = sep.join(card[i:i + 4] for i in range(0, len(card), 4))
+        card_value = Value(grouped, "spaced" if sep == " " else "dashed")
+        kind = self.rng.choice(("cn_mobile", "cn_resident_id"))
+        other = Value(self.values.raw_mobile(), "plain") if kind == "cn_mobile" else \
+            Value(self.values.raw_resident_id(), "plain")
+        if kind == "cn_mobile" and self.rng.random() < 0.5:
+            other = Value(f"{other.text[:3]} {other.text[3:7]} {other.text[7:]}", "spaced")
+
+        def body() -> None:
+            template = self.rng.choice(ADJACENT_TEMPLATES)
+            head, rest = template.split("{card}")
+            mid, tail = rest.split("{other}")
+            b.text(self._subst(head))
+            b.value("bank_card", card_value)
+            b.text(mid)
+            b.value(kind, other)
+            b.text(self._subst(tail))
+
+        self._wrap(b, body)
         return b
 
     def clean(self) -> _Builder:
@@ -729,6 +784,9 @@ class CorpusGenerator:
         for reason in DECOY_KIND:
             plan += [(f"decoy_{reason}", partial(self.decoy, reason)) for _ in range(per_decoy)]
         plan += [("clean", self.clean) for _ in range(clean)]
+        for reason in LATER_DECOY_KIND:
+            plan += [(f"decoy_{reason}", partial(self.decoy, reason)) for _ in range(per_decoy)]
+        plan += [("adjacent", self.adjacent) for _ in range(per_decoy)]
         items = []
         for i, (tag, make) in enumerate(plan):
             b = make()
@@ -739,7 +797,8 @@ class CorpusGenerator:
 def generate(seed: int = SEED, per_kind: int = 220, multi: int = 300, per_decoy: int = 70,
              clean: int = 150) -> list[Item]:
     """The corpus for `seed`: `per_kind` single-value items per kind, `multi` items mixing 2-4 kinds,
-    `per_decoy` items per decoy reason, `clean` items with benign numbers only."""
+    `per_decoy` items per decoy reason, `clean` items with benign numbers only, then `per_decoy` items of a
+    card followed by another number."""
     return CorpusGenerator(seed).generate(per_kind, multi, per_decoy, clean)
 
 

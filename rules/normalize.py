@@ -41,6 +41,8 @@ except ImportError:  # installed without a compiler: `_SkipRuns` finds the same 
     _native = None
 
 _UNANCHORED = _Anchor.UNANCHORED
+_ANCHOR_START = _Anchor.ANCHOR_START
+_ANCHOR_BOTH = _Anchor.ANCHOR_BOTH
 _bytes_to_chars = _re2.BytesToCharLen
 
 # Zero-width, joiners, bidi embeddings/overrides/isolates, word joiner, invisible operators, BOM, soft hyphen,

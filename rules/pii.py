@@ -10,6 +10,13 @@ RE2's `\\b` fires between a CJK character and a digit, so every
 numeric kind uses explicit classes instead: the character before a value must not be a digit (it is
 consumed by `(?:^|[^0-9])`), the character after is checked here, unconsumed, so two values separated by
 one character are both found. An 18-digit ID inside a 25-digit order number is therefore no ID.
+A value that starts right where a found one ends is judged as if the text started there (`_glued`): the
+character before it is the other value's, not part of a longer token, and masking that value (`**.*.*.*`,
+`[REDACTED]`) would otherwise uncover it in the output: `10.0.0.1E12345678` is an address and a passport.
+A pattern ending in optional groups yields its longest candidate; the kind's `ends` says which shorter
+ones to try too, and in which order (a card's 16-digit grouping first when its optional last group reads as
+the next number's first digits); the first that passes its checks is the value, and each must match the
+pattern whole.
 Context words just before a value raise its score; negative ones ("订单号", "version") lower it.
 """
 
@@ -19,23 +26,37 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
+from typing import Any
 
 import re2
 
 from rules import checksums
 from rules.checksums import FULLWIDTH_COLON
 from rules.findings import Finding, new_finding
-from rules.normalize import _UNANCHORED, SET_SENTINEL, View, Views, set_hits, utf8_chars
-from rules.prefix import prefix_closure
+from rules.normalize import (
+    _ANCHOR_BOTH,
+    _ANCHOR_START,
+    _UNANCHORED,
+    SET_SENTINEL,
+    View,
+    Views,
+    set_hits,
+    utf8_chars,
+)
+from rules.prefix import max_width, prefix_closure
 
 Validator = Callable[[str], bool | None]
+# For a match data[start:end] of a pattern ending in optional groups: the ends of the candidates to try, in
+# order, the match's own end among them; any other must leave a candidate that matches the pattern whole.
+Ends = Callable[[bytes, int, int], tuple[int, ...]]
 
 CONTEXT_WINDOW = 24  # characters before a value searched for context words
 NEGATIVE_WINDOW = 12  # negative words must sit right before the value ("订单号：...", "order no. ...")
 
 _DIGIT = b"0123456789"
 _by_start = itemgetter(1)
-_ALNUM = _DIGIT + b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ALPHA = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_ALNUM = _DIGIT + _ALPHA
 
 
 def re2_options(*, longest: bool = False) -> re2.Options:
@@ -64,10 +85,15 @@ class PiiSpec:
     context: tuple[str, ...] = ()
     negative: tuple[str, ...] = ()
     prefix: str = ""  # RE2 that must precede the value but is not part of it ("Bearer ")
-    trim_groups: bool = False  # on a failed check, retry without the last separated group
-    trim_tail: bytes = b""  # on a failed check, retry without this suffix (punctuation it swallowed)
+    ends: Ends | None = None  # the candidates tried at a match (see `Ends`); None: the match alone
+    # RE2 of the text after a value that `ends` reads beyond its first character: a stream holds a value
+    # back until that text is complete (its prefix closure is the value's followed by this one's).
+    lookahead: str = ""
     no_dot_digit: bool = False  # "1.2.3.4.5" is no IPv4 address, but "at 10.0.0.1." is
     not_in_token: bool = False  # reject a value glued to ASCII letters/digits on both sides (X1380..D5U)
+    # A rejected match may hide a value that starts inside it: search again from its second character, not
+    # from its end (optional separators between groups: "182 17780129" of "...5032 182 17780129323").
+    rescan: bool = False
     # Matches may overlap ("a@b.cn.c@d.cn": the second address starts right after the first's "@"), when the
     # match is followed by one of `overlap_after` (a character the pattern could go on with): then search again
     # from just after its start, not from its end.
@@ -91,6 +117,64 @@ class PiiSpec:
         return f"{self.pattern}(?:[^{cls}]|$)"
 
 
+def _iban_groups(data: bytes, start: int, end: int) -> tuple[int, ...]:
+    """The match, then without its last space-separated groups one by one: an IBAN's length comes from its
+    country and mod 97, not from where the groups stop (a word in capitals after it reads as one more)."""
+    return (end, *(i for i in range(end - 1, start, -1) if data[i] == 0x20))
+
+
+_COLON_BYTES = FULLWIDTH_COLON.encode()
+
+
+def _ipv6_colon(data: bytes, start: int, end: int) -> tuple[int, ...]:
+    """The match, then without a trailing full-width colon: "...3300::：请核查", the sentence's colon."""
+    return (end, end - len(_COLON_BYTES)) if data.endswith(_COLON_BYTES, start, end) else (end,)
+
+
+_GROUPED_16 = 19  # "4242 4242 4242 4242"
+# What `_card_groups` reads after the 16-digit grouping: a run of up to 5 digits, or 1-3 of them, a separator
+# and up to 5 more (the run after it is 4 digits long or not).
+_CARD_LOOKAHEAD = "(?:[ -](?:[0-9]{5}|[0-9]{1,3}[ ./-][0-9]{5}))?"
+_CARD_SEP = b" -"
+_NUMBER_SEP = b" -./"  # between the groups of a number written after a card: "138 1234 5678", "12/27"
+_DIGIT_RUN = re.compile(b"[0-9]*")
+
+
+def _card_groups(data: bytes, start: int, end: int) -> tuple[int, ...]:
+    """A card written 4-4-4-4 with an optional last group of 1-3 digits (the 4-4-4-4-3 layout of 19-digit
+    cards): which of the match and its 16-digit grouping to try, by what follows the group.
+
+    Digits right after it: the group took the first digits of a longer number (an ID, a mobile number), the
+    match fails its boundary and the 16-digit grouping is tried. A separator and more digits: the group
+    may be either number's; when a group of four follows, the group leads that number ("137 4386 5508") and
+    the 16-digit grouping is tried first, else the match ("...0860 397 13095403152"; expiry "12/27" when the
+    match fails Luhn). Nothing numeric after the group: the match alone (a 19-digit card failing Luhn holds
+    no 16-digit card); nor where groups of four go on (a longer number in groups: 4242 4242 4242 4242 4242)."""
+    cut = start + _GROUPED_16
+    if end <= cut or data[start + 4] not in _CARD_SEP or data[cut] not in _CARD_SEP:
+        return (end,)  # a run of digits, or no separate last group: a shorter reading would end inside digits
+    group_end = _digit_run_end(data, cut + 1)
+    group = group_end - cut - 1
+    if group == 4:
+        return (end,)
+    if group > 4:
+        return (end, cut)
+    if not (data[group_end : group_end + 1] and data[group_end] in _NUMBER_SEP
+            and data[group_end + 1 : group_end + 2].isdigit()):
+        return (end,)
+    return (cut, end) if _digit_run_end(data, group_end + 1) - group_end - 1 == 4 else (end, cut)
+
+
+def _digit_run_end(data: bytes, pos: int) -> int:
+    return _DIGIT_RUN.match(data, pos).end()  # type: ignore[union-attr]  # `*` always matches
+
+
+def _landline_extension(data: bytes, start: int, end: int) -> tuple[int, ...]:
+    """The match, then without its extension when that took the first digits of a longer number
+    ("010-62345678-13812345678")."""
+    return (end, data.rfind(b"-", start, end)) if data[end : end + 1].isdigit() else (end,)
+
+
 _NEG_NUMBER = ("订单", "单号", "编号", "流水", "序列号", "order", "tracking", "invoice", "serial", "ref")
 _D = "[0-9]"
 _DATE8 = "(?:18|19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
@@ -105,6 +189,7 @@ _CN_CC = "(?:(?:\\+|00)86|[(（]\\+?86[)）])"
 # full-width and small ones), or U+2010-U+2015, hyphens and dashes that normalization keeps. Literal, not
 # \x{...}: the prefix closures are parsed with Python's re (rules/prefix.py).
 _MOBILE_SEP = "[ \\-\u2010-\u2015]"
+_ID_CONTEXT = ("身份证", "证件号", "身份号", "id card", "identity", "公民身份")
 _MOBILE_CONTEXT = ("手机", "电话", "联系", "致电", "mobile", "phone", "tel", "call", "微信")
 
 
@@ -116,15 +201,25 @@ def _ssn_score(digits: str) -> float:
 BUILTIN_SPECS: tuple[PiiSpec, ...] = (
     PiiSpec(
         "cn_resident_id", "cn_resident_id",
-        f"[1-9][0-9]{{5}}[ -]?{_DATE8}[ -]?[0-9]{{3}}[0-9Xx]|[1-9][0-9]{{5}}{_DATE6}[0-9]{{3}}",
+        f"[1-9][0-9]{{5}}[ -]?{_DATE8}[ -]?[0-9]{{4}}|[1-9][0-9]{{5}}{_DATE6}[0-9]{{3}}",
         not_in_token=True,
         max_len=20, validator=checksums.cn_resident_id, score=0.95,
-        context=("身份证", "证件号", "身份号", "id card", "identity", "公民身份"), negative=_NEG_NUMBER,
+        context=_ID_CONTEXT, negative=_NEG_NUMBER,
+    ),
+    PiiSpec(
+        # Ending in its check letter X, an ID's digit run has ended: digits right after it are the next
+        # value's (11010519491231002X6222...), letters still glue it into a token. A spec of its own for
+        # that boundary.
+        "cn_resident_id.x", "cn_resident_id",
+        f"[1-9][0-9]{{5}}[ -]?{_DATE8}[ -]?[0-9]{{3}}[Xx]",
+        not_in_token=True,
+        max_len=20, validator=checksums.cn_resident_id, score=0.95, right=_ALPHA,
+        context=_ID_CONTEXT, negative=_NEG_NUMBER,
     ),
     PiiSpec(
         "bank_card", "bank_card",
         "[0-9]{15,19}|[0-9]{4}(?:[ -][0-9]{4}){3}(?:[ -]?[0-9]{1,3})?|3[47][0-9]{2}[ -][0-9]{6}[ -][0-9]{5}",
-        not_in_token=True,
+        not_in_token=True, ends=_card_groups, lookahead=_CARD_LOOKAHEAD,
         max_len=23, validator=checksums.bank_card, score=0.9, right=_DIGIT + b"Xx",
         context=("卡号", "银行卡", "信用卡", "储蓄卡", "card", "visa", "mastercard", "银联"),
         negative=_NEG_NUMBER,
@@ -134,7 +229,7 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         # code optionally in parentheses: "+86 (138) 1234 5678", "(+86) 138-1234-5678", "1381234 5678".
         "cn_mobile", "cn_mobile",
         f"(?:{_CN_CC}{_MOBILE_SEP}?)?(?:1[3-9][0-9]|[(（]1[3-9][0-9][)）])(?:{_MOBILE_SEP}?[0-9]{{4}}){{2}}",
-        not_in_token=True,
+        not_in_token=True, rescan=True,
         max_len=21, left=_DIGIT + b"+", score=0.85,
         context=_MOBILE_CONTEXT, negative=_NEG_NUMBER,
     ),
@@ -152,7 +247,7 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         "cn_landline", "cn_landline",
         "(?:\\(0(?:10|2[0-9])\\)|0(?:10|2[0-9]))[ -]?[2-9][0-9]{7}(?:-[0-9]{1,4})?"
         "|(?:\\(0[3-9][0-9]{2}\\)|0[3-9][0-9]{2})[ -]?[2-9][0-9]{6,7}(?:-[0-9]{1,4})?",
-        not_in_token=True,
+        not_in_token=True, ends=_landline_extension,
         max_len=20, score=0.7,
         context=("电话", "座机", "固话", "传真", "联系", "tel", "phone", "fax"), negative=_NEG_NUMBER,
     ),
@@ -184,7 +279,8 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         # characters and the stream hold-back stays bounded; longer addresses are not detected.
         "email", "email",
         "[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,61}[A-Za-z0-9])?\\.[A-Za-z]{2,24}",
-        max_len=153, left=_ALNUM + b"._%+-", right=_ALNUM + b"-", strip="", score=0.95,
+        # A TLD has no digits: digits right after one start the next value (c@example.org4242424242424242).
+        max_len=153, left=_ALNUM + b"._%+-", right=_ALPHA + b"-", strip="", score=0.95,
         # Past its "@", a match (accepted or not) is the start of another address's local part when what
         # follows it can go on with one ("@" included): not before a space, CJK text, punctuation or the end.
         overlap_after=_ALNUM + b"._%+-@",
@@ -204,7 +300,7 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         f"(?:{_HEX}{{1,4}}{_COLON}|{_COLON}{_COLON})(?:{_HEX}{{0,4}}{_COLON}){{0,6}}"
         f"(?:{_OCTET}(?:\\.{_OCTET}){{3}}|{_HEX}{{1,4}}|{_COLON})",
         max_len=45, validator=checksums.ipv6, left=_ALNUM, right=_ALNUM + b":", strip="", score=0.85,
-        trim_tail=FULLWIDTH_COLON.encode(),  # "...3300::：请核查": the sentence's colon ends it
+        ends=_ipv6_colon,
     ),
     PiiSpec(
         "us_ssn", "us_ssn", "[0-9]{3}-[0-9]{2}-[0-9]{4}|[0-9]{3} [0-9]{2} [0-9]{4}|[0-9]{9}",
@@ -214,7 +310,7 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
     PiiSpec(
         "iban", "iban", "[A-Z]{2}[0-9]{2}(?: ?[0-9A-Z]{4}){2,7}(?: ?[0-9A-Z]{1,3})?",
         max_len=42, validator=checksums.iban, left=_ALNUM, right=_ALNUM, strip=" ", score=0.95,
-        trim_groups=True, context=("iban", "账户", "account"),
+        ends=_iban_groups, context=("iban", "账户", "account"),
     ),
     PiiSpec(
         "secret.aws_access_key", "secret", "(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}",
@@ -267,11 +363,42 @@ class PiiDetector:
         if self._set is not None:
             self._sentinel = self._set.Add(SET_SENTINEL)
             self._set.Compile()
+        # Whole values, for the candidates `ends` adds: each must still be one.
+        self._whole = [re2.compile(s.value, opts)._regexp.Match if s.ends else None for s in self.specs]
+        self._build_glued(opts)
         self._context = [self._word_re(s.context) for s in self.specs]
         self._negative = [self._word_re(s.negative) for s in self.specs]
-        self.closures = tuple(prefix_closure(s.prefix + s.value) for s in self.specs)
+        self.closures = tuple(prefix_closure(f"{s.prefix}(?:{s.value}){s.lookahead}") for s in self.specs)
         self._strip = [s.strip.encode() for s in self.specs]
         self._rules = [rule_of.get(s.kind, s.kind) for s in self.specs]
+
+    def _build_glued(self, opts: re2.Options) -> None:
+        """The values alone, anchored where a found value ends (`_glued`): one Set answers which specs can
+        start there, then only those are matched. Specs without a left boundary are never blocked by one."""
+        # The characters before a value that reject it (its left boundary, or a letter or digit when the
+        # value must not sit inside a token).
+        self._blocking = [s.left + (_ALNUM if s.not_in_token else b"") for s in self.specs]
+        self._glued_specs = [i for i, s in enumerate(self.specs) if self._blocking[i]]
+        self._glued_left = bytes(set().union(*(self._blocking[i] for i in self._glued_specs)))
+        self._glued_set = re2.Set.MatchSet(opts) if self._glued_specs else None
+        self._anchored: list[Any] = [None] * len(self.specs)
+        first: set[str] = set()
+        wide: set[bytes] = set()
+        for i in self._glued_specs:
+            spec = self.specs[i]
+            assert self._glued_set is not None
+            value = f"{spec.prefix}(?:{spec.value})"
+            self._glued_set.Add(value)
+            self._anchored[i] = re2.compile(f"{spec.prefix}({spec.value})", opts)._regexp.Match
+            # The first bytes of its values: most values are followed by punctuation, a space or CJK text,
+            # which starts none, and then no Set is asked.
+            starts = re2.compile(f"(?:{prefix_closure(value) or value})", opts)
+            first.update(c for c in map(chr, range(128)) if starts.fullmatch(c))
+            wide.update(c.encode() for c in value if not c.isascii() and starts.fullmatch(c))
+        self._glued_first = "".join(sorted(first)).encode()
+        self._glued_wide = frozenset(wide)  # their UTF-8 forms: "（" (3 bytes), for one
+        if self._glued_set is not None:
+            self._glued_set.Compile()
 
     @staticmethod
     def _word_re(words: tuple[str, ...]) -> re.Pattern[str] | None:
@@ -297,7 +424,8 @@ class PiiDetector:
 
     @property
     def max_match_len(self) -> int | None:
-        return max((s.max_len for s in self.specs), default=0)
+        """The longest value, with the text after it that decides it (`lookahead`)."""
+        return max((s.max_len + (max_width(s.lookahead) or 0) for s in self.specs), default=0)
 
     def detect_views(self, views: Views) -> list[Finding]:
         if self._set is None:
@@ -318,6 +446,12 @@ class PiiDetector:
             self._run(i, data, found)
         if not found:
             return []
+        glued_left = self._glued_left
+        size = len(data)
+        for _, _, end, _ in found:
+            if end < size and data[end - 1] in glued_left and self._glue_starts(data, end):
+                self._glued(data, found)
+                break
         found.sort(key=_by_start)
         if len(data) == len(view.text):  # ASCII: byte and character offsets are equal
             return [self._finding(i, view, s, s, e, verdict) for i, s, e, verdict in found]
@@ -336,10 +470,8 @@ class PiiDetector:
         # spec the Set reported, on most texts.
         spec = self.specs[i]
         match = self._regexes[i]._regexp.Match
-        max_len = spec.max_len
-        strip = self._strip[i]
-        validator = spec.validator
         overlap_after = spec.overlap_after
+        rescan = spec.rescan
         size = len(data)
         pos = 0
         while pos <= size:
@@ -353,37 +485,76 @@ class PiiDetector:
                 after = data[end : end + 1]
                 if after and after in overlap_after:
                     pos = start + 1  # such a spec's values start with an ASCII character: a character boundary
-            if end - start > max_len and (
-                end - start > max_len * 4 or len(data[start:end].decode("utf-8")) > max_len
-            ):
+            if not self._check(i, data, start, end, False, found) and rescan:
+                pos = start + 1  # the mobile number's first character is ASCII, "+" or a parenthesis
+                if data[start] >= 0x80:
+                    pos += 2  # a full-width parenthesis: three bytes
+
+    def _check(self, i: int, data: bytes, start: int, end: int, glued: bool,
+               found: list[tuple[int, int, int, bool | None]]) -> bool:
+        """Append spec `i`'s value at data[start:end] to `found` if it passes its checks, or the first of the
+        spec's other candidates there that does (`ends`); `glued`: it starts where a found value ends."""
+        spec = self.specs[i]
+        max_len = spec.max_len
+        if end - start > max_len and (end - start > max_len * 4 or len(data[start:end].decode("utf-8")) > max_len):
+            return False
+        validator = spec.validator
+        whole = self._whole[i]
+        for e in (end,) if spec.ends is None else spec.ends(data, start, end):
+            if e != end and (e <= start or whole is None or whole(_ANCHOR_BOTH, data, start, e)[0][0] < 0):
                 continue
-            while True:
-                if self._bounded(spec, data, start, end):
-                    verdict = None if validator is None else validator(
-                        data[start:end].translate(None, strip).decode("utf-8")
-                    )
-                    if verdict is not False:
-                        found.append((i, start, end, verdict))
-                        break
-                if spec.trim_groups:
-                    cut = max(data.rfind(b" ", start, end), data.rfind(b"-", start, end))
-                elif spec.trim_tail and data.endswith(spec.trim_tail, start, end):
-                    cut = end - len(spec.trim_tail)
-                else:
-                    break
-                if cut <= start:
-                    break
-                end = cut
+            if self._bounded(spec, data, start, e, glued):
+                verdict = None if validator is None else validator(
+                    data[start:e].translate(None, self._strip[i]).decode("utf-8")
+                )
+                if verdict is not False:
+                    found.append((i, start, e, verdict))
+                    return True
+        return False
+
+    def _glued(self, data: bytes, found: list[tuple[int, int, int, bool | None]]) -> None:
+        """Values that start where a found one ends, blocked by their left boundary in the pattern: judged as
+        if the text started there (the module docstring says why); what they find is judged again."""
+        glued_set = self._glued_set
+        if glued_set is None:
+            return
+        size = len(data)
+        glued_left = self._glued_left
+        seen: set[int] = set()
+        have = {(i, start) for i, start, _, _ in found}
+        todo = [end for _, _, end, _ in found]
+        view = memoryview(data)
+        while todo:
+            pos = todo.pop()
+            if pos >= size or pos in seen or data[pos - 1] not in glued_left or not self._glue_starts(data, pos):
+                continue
+            seen.add(pos)
+            for k in glued_set._set.Match(view[pos:]) or ():
+                i = self._glued_specs[k]
+                if data[pos - 1] not in self._blocking[i] or (i, pos) in have:
+                    continue  # not blocked: the main pass judged it
+                s0, e0 = self._anchored[i](_ANCHOR_START, data, pos, size)[1]
+                if s0 == pos and self._check(i, data, s0, e0, True, found):
+                    have.add((i, pos))
+                    todo.append(found[-1][2])
+
+    def _glue_starts(self, data: bytes, pos: int) -> bool:
+        """Whether a value a found one may block can start at data[pos] (a character boundary)."""
+        if data[pos] < 0x80:
+            return data[pos] in self._glued_first
+        return data[pos : pos + 3] in self._glued_wide or data[pos : pos + 4] in self._glued_wide
 
     @staticmethod
-    def _bounded(spec: PiiSpec, data: bytes, start: int, end: int) -> bool:
-        """The right-hand boundary, checked without consuming it (the left one is in the pattern)."""
+    def _bounded(spec: PiiSpec, data: bytes, start: int, end: int, glued: bool = False) -> bool:
+        """The right-hand boundary, checked without consuming it (the left one is in the pattern); `glued`:
+        the character before the value ends another one, so the value is no part of a longer token."""
         after = data[end : end + 1]
         if after and after[0] in spec.right:
             return False
         if spec.no_dot_digit and after == b"." and data[end + 1 : end + 2].isdigit():
             return False
-        return not (spec.not_in_token and start > 0 and after and data[start - 1] in _ALNUM and after[0] in _ALNUM)
+        return not (spec.not_in_token and not glued and start > 0 and after and data[start - 1] in _ALNUM
+                    and after[0] in _ALNUM)
 
     def _finding(self, i: int, view: View, start: int, bstart: int, bend: int, verdict: bool | None) -> Finding:
         """The finding of spec `i` at data[bstart:bend], which starts at character `start` of the view."""

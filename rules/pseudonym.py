@@ -4,8 +4,10 @@ The same value always gets the same placeholder within a vault, across all messa
 answer is restored through the vault (also incrementally, for streams). Placeholders a client sends back in a
 later turn are `learn`ed: a known one keeps its value, an unknown one reserves its number so that no new value
 is ever given a placeholder the conversation already uses for something else.
-Values are keyed by a canonical form (NFKC, separators removed, case folded), so `138 1234 5678` and
-`13812345678` share one placeholder; restore gives back the first raw form seen.
+Values are keyed by a canonical form (NFKC, separators and invisible characters removed, case folded), so
+`138 1234 5678` and `13812345678` share one placeholder; phone numbers by their digits alone, a mobile
+number's country code dropped, so `+86 (138) 1234 5678` and `138.1234.5678` share it too. Restore gives back
+the first raw form seen.
 """
 
 from __future__ import annotations
@@ -13,17 +15,44 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
+from collections.abc import Callable
+
+from rules.normalize import INVISIBLE
 
 PLACEHOLDER_RE = re.compile(r"<([A-Z][A-Z0-9_]{0,40})_([1-9][0-9]{0,8})>")
 # The longest text that can still be the start of a placeholder: "<" + kind + "_" + digits (no ">").
 _PARTIAL_RE = re.compile(r"<(?:[A-Z][A-Z0-9_]{0,41}(?:[0-9]{0,9})?)?\Z")
 MAX_PLACEHOLDER = 1 + 41 + 1 + 9 + 1
 
-_SEPARATORS = str.maketrans("", "", " -\t\u3000")
+# Spaces, hyphens and dashes (U+2010-U+2015: values are written with them, rules/pii.py) and characters that
+# render as nothing (normalization removes them before detection, so a value may contain them).
+_SEPARATORS = str.maketrans("", "", " -\t\u3000\u2010\u2011\u2012\u2013\u2014\u2015" + INVISIBLE)
+_NOT_DIGIT = re.compile("[^0-9]")
 
 
-def canonical(value: str) -> str:
-    return unicodedata.normalize("NFKC", value).translate(_SEPARATORS).casefold()
+def _mobile(value: str) -> str:
+    """A mobile number's 11 digits: +86, 0086 and (+86) are one country code (GB/T 15120 / ITU-T E.164)."""
+    digits = _NOT_DIGIT.sub("", value)
+    if len(digits) == 13 and digits.startswith("86"):
+        return digits[2:]
+    if len(digits) == 15 and digits.startswith("0086"):
+        return digits[4:]
+    return digits
+
+
+# Kinds written with parentheses and dots around their digits ("(0755) 82345678", "138.1234.5678"): keyed by
+# their digits. Only these: dots and parentheses are part of other values (e-mail addresses).
+_BY_KIND: dict[str, Callable[[str], str]] = {
+    "CN_MOBILE": _mobile,
+    "CN_LANDLINE": lambda value: _NOT_DIGIT.sub("", value),
+}
+
+
+def canonical(value: str, kind: str = "") -> str:
+    """The key of `value` among the values of `kind` (a placeholder kind, e.g. "CN_MOBILE")."""
+    folded = unicodedata.normalize("NFKC", value).translate(_SEPARATORS).casefold()
+    by_kind = _BY_KIND.get(kind)
+    return folded if by_kind is None else by_kind(folded)
 
 
 class PseudonymVault:
@@ -41,7 +70,7 @@ class PseudonymVault:
 
     def pseudonymize(self, kind: str, value: str) -> str:
         kind = re.sub(r"[^A-Z0-9_]", "_", kind.upper()) or "VALUE"
-        key = (kind, canonical(value))
+        key = (kind, canonical(value, kind))
         with self._lock:
             existing = self._by_key.get(key)
             if existing is not None:

@@ -40,7 +40,8 @@ from rules.wordlist import WordListDetector, WordRule
 __all__ = ["FindingFilter", "ScanResult", "Scanner"]
 
 # 2: overlapping PII findings are all masked, partial overlaps reported; more written forms of cn_mobile.
-ENGINE_VERSION = "warden-rules/2"
+# 3: a card before another number, values glued to found ones, digits after an e-mail's TLD (rules/pii.py).
+ENGINE_VERSION = "warden-rules/3"
 # Hold-back cap for detectors without a bound (unbounded rule patterns, plug-ins without max_match_len).
 UNBOUNDED_CAP = 256
 

@@ -94,8 +94,8 @@ class StreamScanner:
     normalization, the word list's Python prefix loop and two prefilter calls), ~2.6 us when answered from
     memory."""
 
-    __slots__ = ("_blocked", "_changing", "_clean", "_config", "_context", "_dirty_end", "_limit", "_pending", "_probe",
-                 "_released", "_scanner", "_vault")
+    __slots__ = ("_blocked", "_changing", "_clean", "_config", "_context", "_dirty_end", "_glued", "_limit", "_pending",
+                 "_probe", "_released", "_scanner", "_vault")
 
     def __init__(self, scanner: Scanner, vault: PseudonymVault | None = None) -> None:
         self._scanner = scanner
@@ -103,6 +103,7 @@ class StreamScanner:
         self._vault = vault if vault is not None else PseudonymVault()
         self._released = 0  # raw characters released so far
         self._context = ""
+        self._glued = False  # a released finding ends where the unreleased text starts (`_context_start`)
         self._pending = ""
         self._blocked = False
         self._limit = scanner.max_hold_back + 1
@@ -205,6 +206,7 @@ class StreamScanner:
         end = off + cut
         self._released += cut
         self._context = window[max(0, end - CONTEXT):end]
+        self._glued = False
         self._pending = window[end:]
         return StreamStep(window[off:end])
 
@@ -253,7 +255,7 @@ class StreamScanner:
             for d in final if id(d) not in hidden
         )
         self._released += end - off
-        self._context = window[max(0, end - CONTEXT):end]
+        self._context = window[self._context_start(end, off, final):end]
         self._pending = "" if self._blocked else window[end:]
         return StreamStep(
             text="".join(parts),
@@ -261,3 +263,25 @@ class StreamScanner:
             decisions=out_decisions,
             blocked=self._blocked,
         )
+
+    def _context_start(self, end: int, off: int, released: list[Decision]) -> int:
+        """Where the released text kept as context starts in the window: CONTEXT characters back, or further
+        back when released findings end where the unreleased text starts: a value starting there is judged
+        with them found (rules/pii.py, glued values), so they are kept whole, each glued to the next, with
+        the character before them (their left boundary) to be found again. At most the longest match further
+        back: a longer chain of glued values may be judged differently while streaming."""
+        if end == off:
+            return 0  # nothing released: the context stays as it was
+        start = max(0, end - CONTEXT)
+        reach = end
+        while True:
+            back = min((d.finding.start for d in released if d.finding.end == reach), default=reach)
+            if back >= reach:
+                break
+            reach = back
+        was_glued, self._glued = self._glued, reach < end
+        if not self._glued:
+            return start
+        # A chain from where the unreleased text started goes on into what the last release kept: keep it too.
+        first = 0 if reach == off and was_glued else max(0, reach - 1)
+        return max(min(start, first), end - CONTEXT - self._scanner.max_hold_back)

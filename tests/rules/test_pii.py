@@ -192,3 +192,79 @@ def test_bearer_token_span_is_the_token_alone() -> None:
 def test_private_key_block() -> None:
     block = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3\n-----END RSA PRIVATE KEY-----"
     assert found(f"key:\n{block}\nthanks") == [("secret", block)]
+
+
+# -- a value followed by another number, or glued to another value ----------------------------------------------
+
+CARD = v.spaced(v.VISA, (4, 4, 4))  # 4242 4242 4242 4242
+
+
+@pytest.mark.parametrize("after", [
+    v.ID_18, "13812345678", "138 1234 5678", "+86 138 1234 5678", "138-1234-5678", "12/27", "1234567",
+])
+def test_a_card_followed_by_another_number_is_found(after: str) -> None:
+    # The card pattern's optional last group (the 4-4-4-4-3 layout of 19-digit cards) takes the next
+    # number's first digits; the 16-digit grouping is tried where that group is no group of the card's own.
+    assert ("bank_card", CARD) in found(f"卡号 {CARD} {after}")
+    dashed = v.spaced(v.VISA, (4, 4, 4), "-")
+    assert ("bank_card", dashed) in found(f"卡号{dashed}-{after}")
+
+
+def test_the_number_after_a_card_is_found_too() -> None:
+    assert found(f"卡号 {CARD} {v.ID_18}") == [("bank_card", CARD), ("cn_resident_id", v.ID_18)]
+    union = v.spaced(v.UNIONPAY_19, (4, 4, 4, 4))  # a 19-digit card in its own 4-4-4-4-3 layout
+    assert found(f"卡号 {union} 13812345678") == [("bank_card", union), ("cn_mobile", "13812345678")]
+
+
+def test_which_number_a_short_last_group_belongs_to() -> None:
+    # Followed by a group of four, it leads the next number (a mobile number written 3-4-4) ...
+    assert found(f"卡号 {CARD} 137 4386 5508") == [("bank_card", CARD), ("cn_mobile", "137 4386 5508")]
+    # ... else it ends the card's 19 digits, when they pass Luhn.
+    union = v.spaced(v.luhn_complete("622202123456789018"), (4, 4, 4, 4))  # ... 7890 185
+    assert found(f"卡号 {union} 17780129323") == [("bank_card", union), ("cn_mobile", "17780129323")]
+    # A mobile number's optional separators made "185 17780129" of the two; that candidate fails, and the
+    # number inside it is still found.
+    assert found("电话 186 13812345678") == [("cn_mobile", "13812345678")]
+
+
+@pytest.mark.parametrize("text", [
+    "4242 4242 4242 4242 123",  # 19 digits in the 4-4-4-4-3 layout, failing Luhn: no 16-digit card in it
+    "4242 4242 4242 4242 12。",
+    "4242-4242-4242-4242-1",
+    "单号 4242 4242 4242 4242 1234",  # 20 digits in groups of four: a longer number, not a card and a group
+    "4242 4242 4242 4242 1234 5678",
+    "42424242424242421",  # a run of digits is read whole: no shorter card inside it
+    "621700200001010050",  # an ID whose first 16 digits are a valid card is an ID, not a card and two digits
+    "42424242424242421234",
+])
+def test_no_card_inside_a_longer_number(text: str) -> None:
+    assert [k for k, _ in found(text) if k == "bank_card"] == []
+
+
+def test_a_landline_extension_that_is_the_next_number() -> None:
+    assert found("电话010-62345678-13812345678") == [("cn_landline", "010-62345678"), ("cn_mobile", "13812345678")]
+    assert found("电话010-62345678-123") == [("cn_landline", "010-62345678-123")]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # A TLD has no digits: the address ends there, and the digits after it are judged on their own.
+    ("c@example.org4242424242424242", [("email", "c@example.org"), ("bank_card", "4242424242424242")]),
+    ("邮箱a@163.com13812345678。", [("email", "a@163.com"), ("cn_mobile", "13812345678")]),
+    (f"x@qq.com{v.ID_18}", [("email", "x@qq.com"), ("cn_resident_id", v.ID_18)]),
+    # A value starting where a found one ends is judged as if at the start of the text: masking the first
+    # one (to "**.*.*.*") would otherwise leave the second one detectable in the output, and the model
+    # would have seen it in clear.
+    ("10.0.0.1E12345678", [("ipv4", "10.0.0.1"), ("cn_passport", "E12345678")]),
+    ("10.0.0.1C12345678 ok", [("ipv4", "10.0.0.1"), ("hk_macau_permit", "C12345678")]),
+    (f"{v.VISA}{v.IBAN_GB}", [("bank_card", v.VISA), ("iban", v.IBAN_GB)]),
+    ("10.0.0.1AKIAIOSFODNN7EXAMPLE", [("ipv4", "10.0.0.1"), ("secret", "AKIAIOSFODNN7EXAMPLE")]),
+    ("10.0.0.1E12345678C12345678", [("ipv4", "10.0.0.1")]),  # the passport is glued on both sides
+])
+def test_a_value_glued_to_another_one(text: str, expected: list[tuple[str, str]]) -> None:
+    assert found(text) == expected
+
+
+def test_glued_letters_and_digits_inside_a_token_are_still_no_value() -> None:
+    assert found("ref X10E12345678") == []
+    assert found("a@b.cn4") == [("email", "a@b.cn")]
+    assert found("a@b.cnx4") == [("email", "a@b.cnx")]  # the longest TLD: letters may continue one

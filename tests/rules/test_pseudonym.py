@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +17,30 @@ def test_same_value_same_placeholder_and_numbering_per_kind() -> None:
     assert vault.pseudonymize("email", "A@B.CO") == "<EMAIL_1>"
     assert vault.pseudonymize("EMAIL", "a@b.co") == "<EMAIL_1>"
     assert len(vault) == 3
+
+
+@pytest.mark.parametrize("form", [
+    "138 1234 5678", "(138) 1234 5678", "（138）1234-5678", "138.1234.5678", "１３８．１２３４．５６７８",
+    "138–1234–5678", "+86 138 1234 5678", "+8613812345678", "(+86) 138-1234-5678", "（＋８６）１３８１２３４５６７８",
+    "0086 138 1234 5678", "+86 (138) 1234 5678", "1\u200b3812345678",
+])
+def test_written_forms_of_a_mobile_number_share_a_placeholder(form: str) -> None:
+    vault = PseudonymVault()
+    assert vault.pseudonymize("CN_MOBILE", "13812345678") == "<CN_MOBILE_1>"
+    assert vault.pseudonymize("CN_MOBILE", form) == "<CN_MOBILE_1>"
+    assert vault.pseudonymize("CN_MOBILE", "+86 139 1234 5678") == "<CN_MOBILE_2>"
+    assert vault.restore("<CN_MOBILE_1>") == "13812345678"  # the first form seen
+
+
+def test_written_forms_of_other_values_share_a_placeholder() -> None:
+    vault = PseudonymVault()
+    assert vault.pseudonymize("CN_LANDLINE", "(0755) 82345678") == vault.pseudonymize("CN_LANDLINE", "0755-82345678")
+    assert vault.pseudonymize("BANK_CARD", "4242\u200b4242 4242 4242") == vault.pseudonymize(
+        "BANK_CARD", "4242-4242-4242-4242")
+    # Dots and parentheses are part of other values: only phone numbers drop them.
+    assert vault.pseudonymize("EMAIL", "a.b@example.org") != vault.pseudonymize("EMAIL", "ab@example.org")
+    # The country code is only stripped from a whole mobile number.
+    assert vault.pseudonymize("CN_MOBILE", "8613812345") != vault.pseudonymize("CN_MOBILE", "13812345")
 
 
 def test_restore_known_placeholders_and_leave_unknown_ones() -> None:

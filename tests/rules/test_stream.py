@@ -28,6 +28,9 @@ REAL_TEXTS = [
     "Plain English with no personal data at all, just a few sentences to stream through.",
     # Overlapping values (rules/masking.py), a pseudonymized phone number among them.
     f"邮箱{v.ID_18B}.wang@example.org，a@13812345678.cn，+86 (139) 1234-5678，m-{v.ID_18}-{v.VISA}-x@qq.com",
+    # A card before another number, values glued to others (rules/pii.py).
+    f"卡号 {v.spaced(v.VISA, (4, 4, 4))} {v.ID_18}，c@example.org{v.VISA}，10.0.0.1E12345678，{v.ID_18}{v.IBAN_GB}，"
+    "010-62345678-13912345678，(138) 1234 5678 or 138.1234.5678",
 ]
 
 
@@ -79,6 +82,24 @@ def test_any_split(scanner: Scanner, text: str, cuts: list[int]) -> None:
         pos = c
     pieces.append(text[pos:])
     assert streamed(scanner, pieces) == whole(scanner, text)
+
+
+_JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U9"
+_KEY = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA0Z3" + "A" * 100 + "\n-----END RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (f"token {_JWT}+8613812345678 ok", "token [REDACTED]+86138****5678 ok"),
+    (f"x {_KEY}{_JWT[:-1]}+8613812345678 ok", "x [REDACTED][REDACTED]+86138****5678 ok"),
+])
+def test_a_value_glued_to_a_long_released_one(text: str, expected: str) -> None:
+    # The mobile number is judged with the value before it found (rules/pii.py), so that value is kept whole
+    # as context after its release, longer than CONTEXT.
+    scanner = Scanner.load()
+    assert whole(scanner, text) == expected
+    for i in range(len(text) + 1):
+        assert streamed(scanner, [text[:i], text[i:]]) == expected, i
+    assert streamed(scanner, list(text)) == expected
 
 
 def test_hold_back_is_only_a_possible_match(scanner: Scanner) -> None:
