@@ -1,10 +1,17 @@
 """What an answer says about itself, read on the way: its id, model, finish reasons and token usage, from a
-whole JSON answer or from relayed SSE bytes. Content is never read here."""
+whole JSON answer or from relayed SSE bytes. Content is never read here.
+
+A whole answer is parsed once (`parse_answer`), by whichever stage needs it first: the response inspection
+when it guards the answer, else the telemetry stage for the token counts and the span's facts.
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass
 
+from proxy.bodies import BodyError, decode
 from proxy.state import AnswerFacts
 
 # Answer identity in SSE events: the top-level `id` and `model` come
@@ -13,6 +20,37 @@ _ID = re.compile(rb'"id":\s*"([^"\\]{1,200})"')
 _MODEL = re.compile(rb'"model":\s*"([^"\\]{1,200})"')
 _FINISH = re.compile(rb'"finish_reason":\s*"([A-Za-z_]{1,40})"')
 MAX_FINISH_REASONS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedAnswer:
+    """A whole answer's body, decoded (bounded) and parsed: a JSON object, or why not."""
+
+    content: bytes  # decoded as it came (b"" when it could not be decoded)
+    body: dict[str, object] | None
+    error: str = ""  # when body is None: why, in our words (the 502 says it)
+
+
+def parse_answer(facts: AnswerFacts, raw: bytes, content_encoding: str, limit: int) -> ParsedAnswer:
+    """The answer's body as a JSON object, parsed at most once per exchange (cached in `facts.parsed`); its
+    usage, id, model and finish reasons are recorded in `facts` from the same parse. Decoded within `limit`,
+    as bounded as it was sent: no bombs."""
+    if facts.parsed is not None:
+        return facts.parsed
+    try:
+        content = decode(raw, content_encoding, limit)
+        body = json.loads(content)
+    except (BodyError, ValueError, UnicodeDecodeError, RecursionError):
+        parsed = ParsedAnswer(b"", None, "the model server's answer is not valid JSON")
+    else:
+        if isinstance(body, dict):
+            parsed = ParsedAnswer(content, body)
+            record_usage(facts, body.get("usage"))
+            record_answer(facts, body)
+        else:
+            parsed = ParsedAnswer(content, None, "the model server's answer is not a JSON object")
+    facts.parsed = parsed
+    return parsed
 
 
 def peek_chunk(data: bytes, facts: AnswerFacts) -> None:

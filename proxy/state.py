@@ -12,6 +12,7 @@ from proxy.guard.ledger import GuardLedger
 if TYPE_CHECKING:
     from mitmproxy import http
 
+    from proxy.answer import ParsedAnswer
     from proxy.errors import ApiError
     from proxy.telemetry.tracing import FlowSpans
 
@@ -136,6 +137,8 @@ class AnswerFacts:
     first_chunk_at: float | None = None
     sse_events: int = 0
     stream_complete: bool = False  # the terminal event (`[DONE]`, `response.completed`) reached the client
+    # A whole answer's body, parsed at most once by whichever stage needs it first (proxy/answer.py).
+    parsed: ParsedAnswer | None = None
 
 
 @dataclass(slots=True)

@@ -2,19 +2,18 @@
 spans, and the one exchange log line (ids and figures, never content). It runs last, after every stage that
 fills the flow state.
 
-Hot path: metric children are cached (proxy/telemetry/metrics.py ChildCache); response facts for spans (answer id,
-model, finish reasons) are read only while a span is recording.
+Hot path: metric children are cached (proxy/telemetry/metrics.py ChildCache). A whole answer's facts (usage,
+and for spans its id, model and finish reasons) come from its one parse (proxy/answer.py): the response
+inspection's when it guarded the answer, else made here, and only when there is something to learn from it.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any
 
 from mitmproxy import http
 
-from proxy.answer import peek_finish_reasons, peek_identity, record_answer, record_usage
+from proxy.answer import parse_answer
 from proxy.guard.ledger import GuardLedger
 from proxy.services import Services
 from proxy.state import FlowState, Outcome, Route, get_state
@@ -22,14 +21,6 @@ from proxy.state import FlowState, Outcome, Route, get_state
 log = logging.getLogger("warden.exchange")
 
 _GENAI_ROUTES = frozenset({Route.CHAT, Route.COMPLETIONS, Route.RESPONSES, Route.EMBEDDINGS, Route.TRITON_GENERATE})
-
-
-def _has_header(headers: Any, name: bytes) -> bool:
-    """`name in headers`, on mitmproxy's raw fields (a fifth of the cost of `Headers.__contains__`)."""
-    fields = getattr(headers, "fields", None)
-    if type(fields) is not tuple:
-        return name.decode() in headers
-    return any(key.lower() == name for key, _ in fields)
 
 
 class Telemetry:
@@ -54,32 +45,20 @@ class Telemetry:
         self._finish(flow, state)
 
     def _facts_from_body(self, flow: http.HTTPFlow, state: FlowState) -> None:
-        """Usage (metrics) and, while a span records, the answer's id, model and finish reasons."""
+        """Usage (metrics) and, while a span records, the answer's id, model and finish reasons, from the
+        answer's one parse: made here unless the response inspection made it already."""
         assert flow.response is not None
+        answer = state.answer
+        if answer.parsed is not None:
+            return
         content = flow.response.raw_content
         if not content or content[:1] not in (b"{", b" ", b"\n"):
             return
-        answer, spans = state.answer, state.provenance.spans
-        want_usage = answer.usage.prompt_tokens is None and b'"usage"' in content
-        want_facts = spans is not None and answer.response_id is None and spans.sampled
-        if not (want_usage or want_facts):
-            return
-        if not want_usage and not _has_header(flow.response.headers, b"content-encoding"):
-            # Only identity for the span: the byte scan of the stream path, not a second JSON parse of the body
-            # (the id and model lead an OpenAI answer; finish reasons are matched anywhere, escaped in content).
-            peek_identity(content[:512], answer)
-            peek_finish_reasons(content, answer)
-            return
-        try:
-            body = json.loads(flow.response.get_content(strict=False) or b"")
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return
-        if not isinstance(body, dict):
-            return
-        if want_usage:
-            record_usage(answer, body.get("usage"))
-        if want_facts:
-            record_answer(answer, body)
+        spans = state.provenance.spans
+        if b'"usage"' not in content and (spans is None or not spans.sampled):
+            return  # nothing a parse would tell the metrics, and no span to tell
+        parse_answer(answer, content, flow.response.headers.get("content-encoding", ""),
+                     self.services.config.max_response_bytes)
 
     def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:
         state.done = True

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from typing import Any
 
-from proxy.answer import peek_chunk, record_answer, record_usage
+from proxy.answer import parse_answer, peek_chunk, record_answer, record_usage
 from proxy.state import AnswerFacts
 
 
@@ -39,3 +40,21 @@ def test_record_usage_keeps_unknown_cached_tokens_unknown() -> None:
     assert state.usage.cached_tokens == 8
     record_usage(state, "not an object")
     assert state.usage.prompt_tokens == 12
+
+
+def test_parse_answer_parses_once_and_records_the_facts_from_that_parse() -> None:
+    facts = AnswerFacts()
+    raw = json.dumps({"id": "x", "model": "m", "choices": [{"finish_reason": "stop"}],
+                      "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).encode()
+    parsed = parse_answer(facts, raw, "", 1 << 20)
+    assert parsed.body is not None and parsed.content == raw and facts.parsed is parsed
+    assert (facts.response_id, facts.response_model, facts.finish_reasons) == ("x", "m", ["stop"])
+    assert (facts.usage.prompt_tokens, facts.usage.completion_tokens) == (5, 2)
+    assert parse_answer(facts, b"changed", "", 1 << 20) is parsed  # cached: parsed once per exchange
+
+
+def test_parse_answer_says_why_an_answer_cannot_be_read() -> None:
+    assert parse_answer(AnswerFacts(), b"{not json", "", 1 << 20).error == "the model server's answer is not valid JSON"
+    assert parse_answer(AnswerFacts(), b"[1]", "", 1 << 20).error == "the model server's answer is not a JSON object"
+    bomb = gzip.compress(b"{" + b" " * 4096 + b"}")
+    assert parse_answer(AnswerFacts(), bomb, "gzip", 1024).body is None  # decoded within the answer limit

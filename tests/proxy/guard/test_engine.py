@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,29 @@ def test_reload_swaps_and_a_bad_file_keeps_the_old_policy(tmp_path: Path) -> Non
     reason = guard.reload()
     assert reason is not None and "site.yaml" in reason
     assert guard.policy is live
+
+
+def test_scans_during_reloads_see_whole_policies(tmp_path: Path) -> None:
+    """The one hot-reload mechanism (SIGHUP -> Guard.reload): a scan racing a reload sees the old policy or
+    the new one, never a mix or none."""
+    rules = tmp_path / "site.yaml"
+    rules.write_text("words: [{rule: w, words: [甲乙丙], level: 1}]", "utf-8")
+    guard = Guard.load([rules])
+    seen: set[Action] = set()
+    stop = threading.Event()
+
+    def scan_loop() -> None:
+        while not stop.is_set():
+            seen.add(guard.policy.request.scan("甲乙丙").action)
+
+    scanner = threading.Thread(target=scan_loop)
+    scanner.start()
+    for level in (2, 1, 2):
+        rules.write_text(f"words: [{{rule: w, words: [甲乙丙], level: {level}}}]", "utf-8")
+        assert guard.reload() is None
+    stop.set()
+    scanner.join()
+    assert seen <= {Action.ANNOTATE, Action.BLOCK} and guard.policy.request.scan("甲乙丙").action is Action.BLOCK
 
 
 def test_unknown_request_pii_action_is_refused() -> None:
