@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from audit.checkpoint import CHECKPOINT_DIR, SEGMENT_DIR, parse_checkpoint
-from audit.errors import AuditError, ConfigError, ProofError
+from audit.errors import AuditError, ConfigError, EpochKeyInvalidError, EpochKeyUnknownError, ProofError
 from audit.keys import KeyProvider, KmsKeyProvider, LocalKeyProvider, Unwrapper
 from audit.line import parse_line
 from audit.merkle import inclusion_proof, leaf_hash, list_range_hash, verify_inclusion
@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
     v = sub.add_parser("verify", help="check every record, MAC, root, signature, proof and file")
     common(v)
     v.add_argument("--key-file", action="append", default=[], type=Path, metavar="FILE",
-                   help="local chain master key (chain.key), to check record MACs")
+                   help="local chain master key (chain.key), to check record MACs (those after the newest "
+                        "checkpoint need it); repeat for rotated keys")
     v.add_argument("--kms-decrypt", action="store_true",
                    help="unwrap AWS KMS epoch keys with kms:Decrypt to check record MACs")
     v.add_argument("--trusted-state", type=Path, metavar="FILE",
@@ -145,16 +146,19 @@ class _MultiUnwrapper(Unwrapper):
         self._all = providers
 
     def unwrap(self, descriptor: Mapping[str, object]) -> bytes:
-        last: AuditError | None = None
+        failures: list[AuditError] = []
         for provider in self._all:
             if provider.name != descriptor.get("provider"):
                 continue
             try:
                 return provider.unwrap(descriptor)
             except AuditError as exc:
-                last = exc
-        if last is not None:
-            raise last
+                failures.append(exc)
+        if failures:
+            # The key file that holds the named key has the say (its refusal means the record is bad); "another
+            # local key" from the other files means nothing while one of them answered otherwise.
+            raise min(failures, key=lambda exc: 2 if isinstance(exc, EpochKeyUnknownError) else
+                      0 if isinstance(exc, EpochKeyInvalidError) else 1)
         return super().unwrap(descriptor)
 
 

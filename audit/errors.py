@@ -32,7 +32,17 @@ class ProofError(AuditError):
 
 
 class KeyUnavailableError(AuditError):
-    """A chain key or digest key could not be produced or unwrapped (no key file, KMS refused)."""
+    """A chain key or digest key could not be produced or unwrapped (no key file, KMS refused or unreachable)."""
+
+
+class EpochKeyUnknownError(KeyUnavailableError):
+    """The key source answered, but does not hold the key an epoch's descriptor names (another local master key,
+    a KMS key that does not exist). Says something about the record only if the source opens other epochs."""
+
+
+class EpochKeyInvalidError(KeyUnavailableError):
+    """An epoch's descriptor is not one a writer wrote: malformed, or its wrapped key does not decrypt (under its
+    encryption context) with the very key it names. Says something about the record whatever else opens."""
 
 
 class SignerError(AuditError):

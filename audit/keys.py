@@ -20,7 +20,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from audit.canonical import encode
-from audit.errors import ConfigError, KeyUnavailableError
+from audit.errors import ConfigError, EpochKeyInvalidError, EpochKeyUnknownError, KeyUnavailableError
 
 if TYPE_CHECKING:
     from mypy_boto3_kms import KMSClient
@@ -28,6 +28,14 @@ if TYPE_CHECKING:
 KEY_SIZE = 32
 CHAIN_KEY_FILE = "chain.key"
 DIGEST_KEY_FILE = "digest.key"
+
+# KMS Decrypt errors that are KMS's answer about this ciphertext and key id; every other one (unreachable,
+# throttled, access denied, KMSInternalException) says only that the key source is unavailable.
+_KMS_DECRYPT_REFUSALS: dict[str, type[KeyUnavailableError]] = {
+    "NotFoundException": EpochKeyUnknownError,
+    "InvalidCiphertextException": EpochKeyInvalidError,
+    "IncorrectKeyException": EpochKeyInvalidError,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +99,17 @@ def _b64(data: bytes) -> str:
 
 def _unb64(value: object, what: str) -> bytes:
     if not isinstance(value, str):
-        raise KeyUnavailableError(f"{what} is not base64 text", found=type(value).__name__)
+        raise EpochKeyInvalidError(f"{what} is not base64 text", found=type(value).__name__)
     try:
         return base64.b64decode(value, validate=True)
     except ValueError as exc:
-        raise KeyUnavailableError(f"{what} is not base64", found=value[:40]) from exc
+        raise EpochKeyInvalidError(f"{what} is not base64", found=value[:40]) from exc
 
 
 def _context(descriptor: Mapping[str, object]) -> dict[str, str]:
     ctx = descriptor.get("context")
     if not isinstance(ctx, Mapping) or not all(isinstance(v, str) for v in ctx.values()):
-        raise KeyUnavailableError("key descriptor has no string encryption context", found=ctx)
+        raise EpochKeyInvalidError("key descriptor has no string encryption context", found=ctx)
     return {str(k): str(v) for k, v in ctx.items()}
 
 
@@ -129,14 +137,14 @@ class LocalKeyProvider:
 
     def unwrap(self, descriptor: Mapping[str, object]) -> bytes:
         if descriptor.get("key_id") != self.key_id:
-            raise KeyUnavailableError("epoch key was wrapped by another local key", expected=self.key_id,
-                                      found=descriptor.get("key_id"))
+            raise EpochKeyUnknownError("epoch key was wrapped by another local key", expected=self.key_id,
+                                       found=descriptor.get("key_id"))
         wrapped = _unb64(descriptor.get("wrapped"), "wrapped key")
         try:
             return self._aead.decrypt(wrapped[:12], wrapped[12:], encode(_context(descriptor)))
         except (InvalidTag, ValueError) as exc:
-            raise KeyUnavailableError("wrapped epoch key does not decrypt under its context",
-                                      found=descriptor.get("context")) from exc
+            raise EpochKeyInvalidError("wrapped epoch key does not decrypt under its context",
+                                       found=descriptor.get("context")) from exc
 
 
 def kms_client(endpoint_url: str | None = None, region: str | None = None) -> KMSClient:
@@ -169,14 +177,24 @@ class KmsKeyProvider:
 
     def unwrap(self, descriptor: Mapping[str, object]) -> bytes:
         wrapped = _unb64(descriptor.get("wrapped"), "wrapped key")
+        context = _context(descriptor)
         key_id = descriptor.get("key_id")
         try:
-            out = self._client.decrypt(CiphertextBlob=wrapped, EncryptionContext=_context(descriptor),
+            out = self._client.decrypt(CiphertextBlob=wrapped, EncryptionContext=context,
                                        **({"KeyId": key_id} if isinstance(key_id, str) else {}))
         except Exception as exc:
-            raise KeyUnavailableError("KMS Decrypt refused the epoch key", where=str(key_id),
-                                      found=f"{type(exc).__name__}: {exc}") from exc
+            found = f"{type(exc).__name__}: {exc}"
+            error = _KMS_DECRYPT_REFUSALS.get(_aws_error_code(exc), KeyUnavailableError)
+            raise error("KMS Decrypt refused the epoch key", where=str(key_id), found=found) from exc
         return bytes(out["Plaintext"])
+
+
+def _aws_error_code(exc: BaseException) -> str:
+    """botocore's ClientError code (`exc.response["Error"]["Code"]`) without importing botocore."""
+    response = getattr(exc, "response", None)
+    error = response.get("Error") if isinstance(response, dict) else None
+    code = error.get("Code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else ""
 
 
 class Unwrapper:

@@ -4,6 +4,23 @@ It trusts nothing in the store: only the public keys it is given (and, optionall
 and a checkpoint kept from an earlier run). Each problem carries a stable code, a severity and the exact
 place (file, line, seq, checkpoint). Severities map to the CLI's exit codes: any ERROR is an integrity
 failure; otherwise any INCONCLUSIVE means the log could not be fully judged; WARNING and INFO never fail.
+
+Chain keys. A signed checkpoint proves the records it covers; the records after the newest one (the unanchored
+tail) are attested by their MACs alone, so a tail whose MACs cannot be checked is never valid. For each epoch
+record whose key K_epoch the run cannot get:
+
+- its descriptor is not one a writer writes (malformed; a wrapped key that does not decrypt under the very key
+  it names; a key source that changes within a boot): EPOCH_KEY_INVALID, an integrity failure wherever the
+  record is, signed or not;
+- the record is unanchored and names a key that a key source the verifier holds does not know, while that
+  source opens the log's other epochs: EPOCH_KEY_UNKNOWN, an integrity failure (anyone can append an epoch
+  record naming a key of their own and then records with made-up MACs; a chain key rotated at a restart that
+  crashed before its first checkpoint looks the same until the verifier is given the new key too);
+- otherwise the key is unavailable (no chain key given, a provider the verifier lacks, a key file that opens
+  none of the log's epochs, KMS unreachable or access denied, or a signed epoch record naming a key the
+  verifier lacks): TAIL_KEY_UNAVAILABLE, inconclusive, if any of its records are in the tail; else
+  MAC_KEY_UNAVAILABLE, information only, because the signed roots already prove those records (no chain key
+  given at all: not reported, as checking signatures alone is a supported mode).
 """
 
 from __future__ import annotations
@@ -16,6 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 from audit.canonical import MAX_SAFE_INT, encode, parse_ts
 from audit.checkpoint import (
@@ -28,7 +46,14 @@ from audit.checkpoint import (
     checkpoint_name,
     parse_checkpoint,
 )
-from audit.errors import AuditError, KeyUnavailableError, ProofError, RecordError
+from audit.errors import (
+    AuditError,
+    EpochKeyInvalidError,
+    EpochKeyUnknownError,
+    KeyUnavailableError,
+    ProofError,
+    RecordError,
+)
 from audit.keys import Unwrapper
 from audit.line import parse_line, read_header
 from audit.merkle import CompactRange, verify_consistency
@@ -61,6 +86,8 @@ class Code(StrEnum):
     KEY_UNAVAILABLE = "KEY_UNAVAILABLE"
     MAC_KEY_UNAVAILABLE = "MAC_KEY_UNAVAILABLE"
     EPOCH_KEY_INVALID = "EPOCH_KEY_INVALID"
+    EPOCH_KEY_UNKNOWN = "EPOCH_KEY_UNKNOWN"
+    TAIL_KEY_UNAVAILABLE = "TAIL_KEY_UNAVAILABLE"
     CONSISTENCY_FAIL = "CONSISTENCY_FAIL"
     CHECKPOINT_MALFORMED = "CHECKPOINT_MALFORMED"
     CHECKPOINT_MISSING = "CHECKPOINT_MISSING"
@@ -88,6 +115,7 @@ SEVERITY.update({
     Code.KEY_UNAVAILABLE: Severity.INCONCLUSIVE,
     Code.NOTHING_TO_VERIFY: Severity.INCONCLUSIVE,
     Code.STORE_UNREADABLE: Severity.INCONCLUSIVE,
+    Code.TAIL_KEY_UNAVAILABLE: Severity.INCONCLUSIVE,
     Code.MAC_KEY_UNAVAILABLE: Severity.INFO,
     Code.UNANCHORED_TAIL: Severity.WARNING,
     Code.TORN_TAIL: Severity.WARNING,
@@ -178,6 +206,25 @@ class Report:
 Progress = Callable[[int, int, int], None]  # segments done, segments total, records so far
 
 
+_Reason = Literal["invalid", "unknown", "unavailable", "no_key"]  # the module docstring's cases; no_key: none given
+
+
+@dataclass(slots=True)
+class _Unkeyed:
+    """An epoch whose chain key the run does not have, and the records whose MACs therefore go unchecked."""
+
+    reason: _Reason
+    message: str
+    provider: str | None = None
+    file: str | None = None
+    line: int | None = None
+    seq: int | None = None  # of the epoch record; None before any epoch record
+    anchored: bool = False  # the epoch record itself is covered by a checkpoint
+    tail_first: int | None = None
+    tail_last: int | None = None
+    tail_count: int = 0
+
+
 @dataclass(slots=True)
 class _Segment:
     name: str
@@ -214,7 +261,9 @@ class Verifier:
         self.kinds: dict[str, int] = {}
         self.log_id: str | None = None
         self.tail_records: list[tuple[int, str, str, bool]] = []  # seq, kind, ts, boot of unanchored records
-        self.mac_unavailable_epochs = 0
+        self.unkeyed: list[_Unkeyed] = []  # epochs without a chain key, in log order
+        self.opened_providers: set[str] = set()  # key sources that opened at least one epoch of this log
+        self._last_epoch: tuple[object, object] | None = None  # (origin, provider) of the previous epoch record
 
     def add(self, code: Code, message: str, **where: object) -> None:
         self.problems.append(Problem(code, message, **where))  # type: ignore[arg-type]
@@ -253,6 +302,7 @@ class Verifier:
         trusted = self._load_trusted()
         segments = self._plan_segments(segment_names)
         roots = self._records(segments, trusted)
+        self._check_unkeyed()
         self._check_tail()
         self._check_trusted(trusted, roots)
         self._check_freshness()
@@ -428,6 +478,7 @@ class Verifier:
         skipped: set[int] = set()
         prev_mac = GENESIS_MAC
         key: hmac.HMAC | None = None  # keyed once per epoch; copied per record (saves the key schedule)
+        orphans = unkeyed = _Unkeyed("unavailable", "no epoch record precedes them")  # why `key` is None
         anomaly = False
         root_failures = 0
         sha256 = hashlib.sha256
@@ -535,8 +586,10 @@ class Verifier:
                 if seq >= head_size:
                     self.tail_records.append((seq, kind, ts, obj is not None and obj.get("boot") is True))
                 if kind == Kind.EPOCH_START and obj is not None:
-                    raw_key = self._epoch_key(obj, seg.name, lineno)
+                    raw_key = self._epoch_key(obj, seg.name, lineno, anchored=seq < head_size)
                     key = None if raw_key is None else hmac.new(raw_key, digestmod=hashlib.sha256)
+                    if key is None:
+                        unkeyed = self.unkeyed[-1]
                     params = obj.get("params")
                     interval = params.get("heartbeat_interval_ms") if isinstance(params, dict) else None
                     # Only what a writer writes (a canonical integer): 10**400 ms would overflow the float bound.
@@ -558,10 +611,17 @@ class Verifier:
                             self.add(Code.RECORD_MAC_INVALID, "record MAC does not match its content and the "
                                      "previous MAC", file=seg.name, line=lineno, seq=seq)
                     anomaly = False
+                elif seq >= head_size:
+                    if unkeyed.tail_first is None:
+                        unkeyed.tail_first = seq
+                    unkeyed.tail_last = seq
+                    unkeyed.tail_count += 1
                 prev_mac = mac
         if root_failures > 1:
             self.add(Code.ROOT_MISMATCH, f"{root_failures - 1} later checkpoint root(s) also differ (they "
                      "include the records above)")
+        if orphans.tail_count:  # a log that does not start with its epoch record: reported above already
+            self.unkeyed.insert(0, orphans)
         if not tree_ok:
             missing = [cp.n for cp in self.chain if cp.size not in roots]
             if missing:
@@ -577,33 +637,55 @@ class Verifier:
             self.progress(len(plan), len(plan), self.records)
         return roots
 
-    def _epoch_key(self, obj: Mapping[str, object], file: str, line: int) -> bytes | None:
+    def _epoch_key(self, obj: Mapping[str, object], file: str, line: int, *, anchored: bool) -> bytes | None:
+        """K_epoch of an epoch record, or None with the reason appended to `self.unkeyed`."""
         self.epochs += 1
+        seq = raw if isinstance(raw := obj.get("seq"), int) else None
+        at: dict[str, object] = {"file": file, "line": line, "seq": seq}
+
+        def unkeyed(reason: _Reason, message: str, provider: object = None) -> None:
+            self.unkeyed.append(_Unkeyed(reason, message, provider if isinstance(provider, str) else None,
+                                         file, line, seq, anchored))
+
         descriptor = obj.get("key")
         if not isinstance(descriptor, Mapping):
-            self.add(Code.EPOCH_KEY_INVALID, "epoch record has no key descriptor", file=file, line=line,
-                     seq=seq if isinstance(seq := obj.get("seq"), int) else None)
+            self.add(Code.EPOCH_KEY_INVALID, "epoch record has no key descriptor", **at)
+            unkeyed("invalid", "no key descriptor")
             return None
+        provider = descriptor.get("provider")
         context = descriptor.get("context")
-        seq = obj.get("seq")
         if not isinstance(context, Mapping) or context.get("warden:origin") != obj.get("origin") or (
                 self.log_id is not None and context.get("warden:log") != self.log_id):
             self.add(Code.EPOCH_KEY_INVALID, "the key's encryption context does not name this log and origin",
-                     file=file, line=line, seq=seq if isinstance(seq, int) else None)
+                     **at)
+        last, self._last_epoch = self._last_epoch, (obj.get("origin"), provider)
+        if obj.get("boot") is not True and last is not None and last[0] == obj.get("origin") and (
+                last[1] != provider):
+            # One AuditLog keeps one key provider: only a new boot can name another key source.
+            self.add(Code.EPOCH_KEY_INVALID, f"the key source changes within a boot (from {last[1]!r} to "
+                     f"{provider!r}); a writer keeps its key source until it restarts", **at)
+            unkeyed("invalid", "the key source changes within a boot", provider)
+            return None
         if self.unwrapper.empty:
-            self.mac_unavailable_epochs += 1
+            unkeyed("no_key", "no chain key given (--key-dir, --key-file or --kms-decrypt)", provider)
             return None
         try:
-            return self.unwrapper.unwrap(descriptor)
-        except RecordError as exc:  # a float or a lone surrogate in it: not a descriptor any writer wrote
-            self.add(Code.EPOCH_KEY_INVALID, f"the key descriptor holds a value no writer writes: {exc}"[:300],
-                     file=file, line=line, seq=seq if isinstance(seq, int) else None)
+            key = self.unwrapper.unwrap(descriptor)
+        except (RecordError, EpochKeyInvalidError) as exc:
+            # RecordError: a float or a lone surrogate in it. Either way not a descriptor any writer wrote.
+            self.add(Code.EPOCH_KEY_INVALID, f"the epoch key cannot be unwrapped from what the record holds: "
+                     f"{exc}"[:300], **at)
+            unkeyed("invalid", str(exc), provider)
+            return None
+        except EpochKeyUnknownError as exc:
+            unkeyed("unknown", str(exc), provider)
             return None
         except KeyUnavailableError as exc:
-            self.mac_unavailable_epochs += 1
-            self.add(Code.MAC_KEY_UNAVAILABLE, f"record MACs of this epoch not checked: {exc}", file=file,
-                     line=line, seq=seq if isinstance(seq, int) else None)
+            unkeyed("unavailable", str(exc), provider)
             return None
+        if isinstance(provider, str):
+            self.opened_providers.add(provider)
+        return key
 
     def _check_boot_links(self, links: list[tuple[int, object, str, int]]) -> None:
         by_size = {cp.size: cp for cp in self.chain}
@@ -627,16 +709,43 @@ class Verifier:
 
     # --- tail, trusted state, freshness ------------------------------------------------------------------
 
+    def _check_unkeyed(self) -> None:
+        """Judge the records whose MACs went unchecked (the rule is in the module docstring)."""
+        no_key = [epoch for epoch in self.unkeyed if epoch.reason == "no_key" and epoch.tail_count]
+        if no_key:  # one problem for the whole tail, not one per epoch
+            first, last = no_key[0], no_key[-1]
+            span = _span(sum(e.tail_count for e in no_key), first.tail_first, last.tail_last)
+            self.add(Code.TAIL_KEY_UNAVAILABLE, f"{span} cannot be checked: {first.message}", seq=first.tail_first)
+        for epoch in self.unkeyed:
+            if epoch.reason in ("invalid", "no_key"):
+                continue  # EPOCH_KEY_INVALID was reported where the record was read; no key given: above
+            at: dict[str, object] = {"file": epoch.file, "line": epoch.line, "seq": epoch.seq}
+            if not epoch.tail_count:
+                self.add(Code.MAC_KEY_UNAVAILABLE, f"record MACs of this epoch not checked: {epoch.message}; "
+                         "signed checkpoints cover its records", **at)
+                continue
+            span = _span(epoch.tail_count, epoch.tail_first, epoch.tail_last)
+            if epoch.reason == "unknown" and not epoch.anchored and epoch.provider in self.opened_providers:
+                self.add(Code.EPOCH_KEY_UNKNOWN, f"an unanchored epoch record names a chain key the "
+                         f"{epoch.provider} key source does not hold, though it opens the log's other epochs: "
+                         f"{epoch.message}; {span} cannot be checked (if the chain key really was rotated, "
+                         "give the verifier the new key too)", **at)
+            else:
+                if epoch.seq is None:
+                    at = {"seq": epoch.tail_first}
+                self.add(Code.TAIL_KEY_UNAVAILABLE, f"{span} cannot be checked: {epoch.message}", **at)
+
     def _check_tail(self) -> None:
         head = self.chain[-1] if self.chain else None
         tail = self.tail_records
         if not tail:
             return
         first_ts = tail[0][2]
-        checked = self.mac_unavailable_epochs == 0 and not self.unwrapper.empty
+        unchecked = sum(epoch.tail_count for epoch in self.unkeyed)
         self.add(Code.UNANCHORED_TAIL, f"{len(tail)} record(s) after the newest checkpoint are not anchored "
-                 f"yet (seq {tail[0][0]}..{tail[-1][0]}, from {first_ts}); their MACs "
-                 f"{'were checked' if checked else 'could not be checked (no chain key)'}", seq=tail[0][0])
+                 f"yet (seq {tail[0][0]}..{tail[-1][0]}, from {first_ts}); "
+                 + (f"the MACs of {unchecked} could not be checked" if unchecked else "their MACs were checked"),
+                 seq=tail[0][0])
         for seq, kind, _ts, _boot in tail:
             if kind == Kind.SHUTDOWN:
                 self.add(Code.CHECKPOINT_MISSING, "a shutdown record is not covered by a checkpoint: the writer "
@@ -723,6 +832,10 @@ class Verifier:
             if oldest > self.max_age:
                 self.add(Code.STALE_TAIL, f"record {tail[0][0]} has waited {oldest:.0f} s for a checkpoint, "
                          f"more than the allowed {self.max_age:.0f} s", seq=tail[0][0])
+
+
+def _span(count: int, first: int | None, last: int | None) -> str:
+    return f"{count} unanchored record(s) (seq {first}..{last}), which only their MACs attest,"
 
 
 def verify(source: Source, keyring: KeyRing, unwrapper: Unwrapper | None = None, *,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.keys import LocalKeyProvider, Unwrapper
+from audit.keys import KeyProvider, LocalKeyProvider, Unwrapper
 from audit.log import AuditConfig, AuditLog, Origin
 from audit.signers import KeyRing
 from audit.stores import DirectorySource
@@ -49,11 +49,12 @@ def exchange(i: int) -> dict[str, object]:
 
 
 def build(root: Path, *, boots: int = 2, checkpoints_per_boot: int = 3, records: int = 4,
-          close_last: bool = True) -> Built:
+          close_last: bool = True, **options: object) -> Built:
+    """`options` go to every boot's AuditConfig (a key provider, say)."""
     directory = root / "log"
     counter = 0
     for b in range(boots):
-        log = AuditLog.open(config(directory, f"boot{b}"))
+        log = AuditLog.open(config(directory, f"boot{b}", **options))
         for _ in range(checkpoints_per_boot):
             for _ in range(records):
                 log.append("exchange", exchange(counter))
@@ -84,11 +85,15 @@ def abandon(log: AuditLog) -> None:
         log._seg_file = None
 
 
-def run_verify(built: Built, *, mac_key: bool = True, public_key: bool = True, **kwargs: object) -> Report:
+def run_verify(built: Built, *, mac_key: bool = True, public_key: bool = True,
+               providers: list[KeyProvider] | None = None, **kwargs: object) -> Report:
+    """Verify with the log's public key and chain key (or `providers` for the chain keys)."""
     ring = KeyRing()
     if public_key:
         ring.add_bytes(built.public_key.read_bytes())
-    unwrapper = Unwrapper([LocalKeyProvider.from_file(built.chain_key)] if mac_key else [])
+    if providers is None:
+        providers = [LocalKeyProvider.from_file(built.chain_key)] if mac_key else []
+    unwrapper = Unwrapper(providers)
     return verify(DirectorySource(built.directory), ring, unwrapper, **kwargs)  # type: ignore[arg-type]
 
 

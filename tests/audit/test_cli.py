@@ -11,7 +11,7 @@ import pytest
 
 from audit.cli import main, parse_duration
 from audit.merkle import leaf_hash, verify_inclusion
-from tests.audit.conftest import Built, writable
+from tests.audit.conftest import Built, build, writable
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -109,3 +109,39 @@ def test_python_dash_m_audit(built: Built) -> None:
                            str(built.public_key)], capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stderr == ""  # no progress bar when stderr is not a TTY
+
+
+def _codes(out: str) -> set[str]:
+    return {p["code"] for p in json.loads(out)["problems"]}
+
+
+def test_forged_tail_exits_1_with_the_key_and_2_without(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.audit.test_verify import foreign_key, forge_tail
+
+    built = build(tmp_path, boots=1, close_last=False)
+    code, out, _ = run(capsys, "verify", str(built.directory), "--public-key", str(built.public_key), "--json")
+    assert code == 2 and "TAIL_KEY_UNAVAILABLE" in _codes(out)  # a crashed log's tail needs the chain key
+    assert run(capsys, "verify", str(built.directory), "--key-dir", str(built.keys))[0] == 0
+    forge_tail(built, key=foreign_key)
+    code, out, _ = run(capsys, "verify", str(built.directory), "--key-dir", str(built.keys), "--json")
+    assert code == 1 and "EPOCH_KEY_UNKNOWN" in _codes(out)
+    code, out, _ = run(capsys, "verify", str(built.directory), "--public-key", str(built.public_key), "--json")
+    assert code == 2 and "TAIL_KEY_UNAVAILABLE" in _codes(out)
+
+
+def test_the_key_file_that_holds_the_named_key_decides(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Several --key-file (rotated keys): a wrapped key that its own key file refuses is invalid, whatever the
+    other files say ("another local key"), and the rotated log verifies once every key is given."""
+    from tests.audit.test_verify import forge_tail, forged_wrapped_key, rotated
+
+    built = rotated(tmp_path, close_last=False)
+    other = tmp_path / "other-keys" / "chain.key"
+    both = ["--public-key", str(built.public_key), "--key-file", str(built.chain_key), "--key-file", str(other)]
+    code, out, _ = run(capsys, "verify", str(built.directory), "--public-key", str(built.public_key),
+                       "--key-file", str(built.chain_key), "--json")
+    assert code == 2 and "TAIL_KEY_UNAVAILABLE" in _codes(out)  # the tail's (signed) epoch uses the other key
+    code, out, _ = run(capsys, "verify", str(built.directory), *both, "--json")
+    assert code == 0 and json.loads(out)["macs_checked"] == json.loads(out)["records"]
+    forge_tail(built, key=forged_wrapped_key)
+    code, out, _ = run(capsys, "verify", str(built.directory), *both, "--json")
+    assert code == 1 and "EPOCH_KEY_INVALID" in _codes(out) and "EPOCH_KEY_UNKNOWN" not in _codes(out)

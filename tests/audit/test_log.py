@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -330,3 +331,37 @@ def test_origin_from_pod_environment() -> None:
     assert str(origin).startswith("prod-eu/llm/vllm-0/") and len(origin.boot_id) == 16
     assert Origin.from_env({}).cluster == "local"
     assert Origin.from_env({}).boot_id != Origin.from_env({}).boot_id
+
+
+def test_a_seal_that_times_out_anchors_nothing_and_the_next_checkpoint_covers_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Roller.anchor` returns True when the writer has not finished the seal it asked for within its wait (the
+    request stays pending). Nothing takes that True for coverage: the head, `anchored_size` and the stats stay
+    where they were, `checkpoint_now` and `close` look at `anchored_size`, and the roller's own tick only
+    clears the heartbeat flag and asks again, getting the pending seal."""
+    directory = tmp_path / "log"
+    log = AuditLog.open(config(directory, "b"))
+    assert log.checkpoint_now(10)
+    head = log.head
+    assert head is not None
+    syncing, release = threading.Event(), threading.Event()
+    fdatasync = os.fdatasync
+
+    def slow_fdatasync(fd: int) -> None:
+        syncing.set()
+        release.wait(10)
+        fdatasync(fd)
+
+    monkeypatch.setattr(os, "fdatasync", slow_fdatasync)
+    log.append("exchange", exchange(1))
+    assert syncing.wait(5)
+    try:
+        assert log._roller.anchor("manual") is True  # the seal request timed out behind the slow fsync
+        assert log.head == head and log.stats().size_anchored == head.size < log.stats().size_appended
+        assert not log.checkpoint_now(0.2)
+    finally:
+        release.set()
+    assert log.checkpoint_now(10)
+    assert log.head is not None and log.head.size == log.stats().size_appended == head.size + 1
+    assert log.close(10)
+    assert run_verify(Built(tmp_path, directory, tmp_path / "keys")).problems == ()

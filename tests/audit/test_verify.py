@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -17,9 +19,10 @@ from hypothesis import strategies as st
 
 from audit.canonical import encode
 from audit.checkpoint import parse_checkpoint
-from audit.keys import LocalKeyProvider
+from audit.keys import EpochKey, KmsKeyProvider, LocalKeyProvider
 from audit.log import AuditLog
 from audit.records import GENESIS_MAC, chain_mac, make_line, split_line
+from audit.recovery import boot_link
 from audit.signers import LocalSigner
 from audit.verify import Code, Outcome, Report
 from tests.audit.conftest import Built, build, config, run_verify, writable
@@ -441,3 +444,241 @@ def test_forged_far_future_checkpoint_index_is_reported_quickly(built: Built) ->
     (built.directory / "checkpoints" / f"{10**12:012d}.json").write_bytes(encode(obj) + b"\n")
     report = run_verify(built)
     assert_invalid(report, Code.SIG_INVALID, Code.CHECKPOINT_MISSING)
+
+
+# --- the unanchored tail's epoch keys --------------------------------------------------------------------------
+# Records after the newest checkpoint are attested by their MACs alone. An epoch record there whose key cannot
+# be unwrapped must not turn the MAC checks off and leave the forged records after it "valid".
+
+
+def _record(line: bytes) -> dict[str, Any]:
+    obj: dict[str, Any] = json.loads(split_line(line)[1])
+    return obj
+
+
+def forge_tail(built: Built, *, key: Callable[[dict[str, Any]], dict[str, Any]], boot: bool = False,
+               records: int = 3) -> tuple[str, int, int]:
+    """Append by hand what an attacker without the chain key can write: an epoch record naming a key of its
+    own choice, then records with made-up MACs. Everything the verifier checks without the key (seq, origin,
+    log id, encryption context, timestamps, the boot link) is copied from the real log. A forged boot starts
+    a segment of its own after the newest checkpoint (appending to a sealed one would change its hash).
+    Returns the file, line and seq of the forged epoch record."""
+    first = _record(lines_of(built.segments()[0])[0])
+    last_segment = built.segments()[-1]
+    last = _record(lines_of(last_segment)[-1])
+    seq = last["seq"] + 1
+    origin = "test/ns/pod-0/forged" if boot else last["origin"]
+    descriptor = dict(first["key"])
+    descriptor["context"] = {**descriptor["context"], "warden:epoch": "7", "warden:origin": origin}
+    epoch = {**first, "seq": seq, "ts": last["ts"], "origin": origin, "epoch": 7, "boot": boot,
+             "key": key(descriptor)}
+    if boot:
+        head = parse_checkpoint(built.checkpoints()[-1].read_bytes(), "head").checkpoint
+        assert head.size == seq, "a forged boot must start at the newest checkpoint"
+        epoch["prev_checkpoint"] = boot_link(head)
+        segment = built.directory / "segments" / f"{seq:020d}.jsonl"
+        segment.write_bytes(b"")
+    else:
+        del epoch["prev_checkpoint"], epoch["recovered"]
+        segment = last_segment
+    lines = [make_line(bytes(range(32)), encode(epoch))]
+    for i in range(records):
+        record = {"kind": "exchange", "origin": origin, "seq": seq + 1 + i, "ts": last["ts"],
+                  "exchange": {"request_id": f"forged-{i}", "route": "chat", "status": 200}}
+        lines.append(make_line(bytes(32), encode(record)))
+    before = len(lines_of(segment))
+    writable(segment).write_bytes(segment.read_bytes() + b"".join(line + b"\n" for line in lines))
+    return f"segments/{segment.name}", before + 1, seq
+
+
+def foreign_key(descriptor: dict[str, Any]) -> dict[str, Any]:
+    """Wrapped by a master key the attacker made up: the key id is not the verifier's."""
+    return dict(LocalKeyProvider(bytes(range(32))).new_key(descriptor["context"]).descriptor)
+
+
+def forged_wrapped_key(descriptor: dict[str, Any]) -> dict[str, Any]:
+    """Names the real key, but the wrapped bytes are made up (they do not decrypt under it)."""
+    return {**descriptor, "wrapped": base64.b64encode(bytes(60)).decode()}
+
+
+def _other_key_file(root: Path) -> Path:
+    path = root / "other-keys" / "chain.key"
+    path.parent.mkdir()
+    path.write_text(bytes(range(1, 33)).hex())
+    return path
+
+
+@pytest.fixture
+def crashed(tmp_path: Path) -> Built:
+    """One boot that crashed with records after its newest checkpoint (the unanchored tail)."""
+    return build(tmp_path, boots=1, close_last=False)
+
+
+def test_forged_tail_epoch_naming_a_key_the_verifier_does_not_hold_is_invalid(crashed: Built) -> None:
+    assert run_verify(crashed).outcome == Outcome.VALID
+    file, line, seq = forge_tail(crashed, key=foreign_key)
+    report = run_verify(crashed)
+    assert_invalid(report, Code.EPOCH_KEY_UNKNOWN)
+    assert where(report, Code.EPOCH_KEY_UNKNOWN) == [(file, line, seq)]
+    assert "4 unanchored record(s)" in next(p.message for p in report.problems if p.code == Code.EPOCH_KEY_UNKNOWN)
+
+
+@pytest.mark.parametrize("forge", [
+    forged_wrapped_key,
+    lambda d: {**d, "wrapped": "not base64!"},
+    lambda d: {**d, "context": {**d["context"], "warden:epoch": 7}},  # not a string context
+    lambda d: {**d, "provider": "aws-kms"},  # the key source changes within the boot
+], ids=["does-not-decrypt", "not-base64", "context-not-text", "provider-switch"])
+def test_forged_tail_epoch_with_a_bad_descriptor_is_invalid(crashed: Built,
+                                                           forge: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    file, line, seq = forge_tail(crashed, key=forge)
+    report = run_verify(crashed)
+    assert_invalid(report, Code.EPOCH_KEY_INVALID)
+    assert where(report, Code.EPOCH_KEY_INVALID) == [(file, line, seq)]
+
+
+def test_forged_boot_after_a_closed_log_naming_an_unknown_key_is_invalid(built: Built) -> None:
+    file, line, seq = forge_tail(built, key=foreign_key, boot=True)
+    report = run_verify(built)
+    assert_invalid(report, Code.EPOCH_KEY_UNKNOWN)
+    assert where(report, Code.EPOCH_KEY_UNKNOWN) == [(file, line, seq)]
+    assert run_verify(built, mac_key=False).outcome == Outcome.INCONCLUSIVE
+
+
+def test_a_tail_without_its_chain_key_is_inconclusive_not_valid(crashed: Built) -> None:
+    """Only the public key: the anchored records are proven by the signed roots, the tail by nothing."""
+    report = run_verify(crashed, mac_key=False)
+    assert report.outcome == Outcome.INCONCLUSIVE, report.problems
+    assert [p.code for p in report.problems if p.severity == "inconclusive"] == [Code.TAIL_KEY_UNAVAILABLE]
+    assert "4 unanchored record(s) (seq 13..16)" in report.problems[0].message
+    forge_tail(crashed, key=foreign_key)
+    assert run_verify(crashed, mac_key=False).outcome == Outcome.INCONCLUSIVE
+
+
+def test_the_wrong_chain_key_file_is_inconclusive(crashed: Built) -> None:
+    """A key file that opens none of the log's epochs says nothing about the records: the key is unavailable."""
+    other = Built(crashed.root, crashed.directory, _other_key_file(crashed.root).parent)
+    shutil.copy(crashed.public_key, other.public_key)
+    report = run_verify(other)
+    assert report.outcome == Outcome.INCONCLUSIVE, report.problems
+    assert "TAIL_KEY_UNAVAILABLE" in report.codes()
+    forge_tail(crashed, key=foreign_key)
+    assert run_verify(other).outcome == Outcome.INCONCLUSIVE
+
+
+def rotated(root: Path, *, close_last: bool) -> Built:
+    """Boot 0 with the key directory's chain key, boot 1 with another one (a rotated chain key)."""
+    built = build(root, boots=1)
+    other = LocalKeyProvider.from_file(_other_key_file(root))
+    log = AuditLog.open(config(built.directory, "boot1", key_provider=other))
+    log.append("exchange", {"n": 1})
+    assert log.checkpoint_now(10)
+    log.append("exchange", {"n": 2})
+    if close_last:
+        assert log.close(10)
+    else:
+        from tests.audit.conftest import abandon
+
+        assert log.flush(10)
+        abandon(log)
+    return built
+
+
+def test_anchored_epoch_whose_key_the_verifier_lacks_is_reported_not_failed(tmp_path: Path) -> None:
+    """Signed checkpoints prove the anchored records; their MACs only add to that: info, still valid."""
+    report = run_verify(rotated(tmp_path, close_last=True))
+    assert report.outcome == Outcome.VALID, report.problems
+    assert where(report, Code.MAC_KEY_UNAVAILABLE) == [("segments/00000000000000000014.jsonl", 1, 14)]
+
+
+def test_tail_of_an_anchored_epoch_whose_key_the_verifier_lacks_is_inconclusive(tmp_path: Path) -> None:
+    """The epoch record is signed (a writer wrote it: a rotated key, not a forgery), but the records after the
+    newest checkpoint are attested by that key alone."""
+    built = rotated(tmp_path, close_last=False)
+    report = run_verify(built)
+    assert report.outcome == Outcome.INCONCLUSIVE, report.problems
+    assert where(report, Code.TAIL_KEY_UNAVAILABLE) == [("segments/00000000000000000014.jsonl", 1, 14)]
+    assert "1 unanchored record(s) (seq 16..16)" in report.problems[0].message
+
+
+class _CorruptingKeys:
+    """A writer whose key source hands out descriptors that do not open (a bug, or an insider at the signer)."""
+
+    name = "local"
+
+    def __init__(self, inner: LocalKeyProvider) -> None:
+        self.inner = inner
+
+    def new_key(self, context: Mapping[str, str]) -> EpochKey:
+        epoch = self.inner.new_key(context)
+        return EpochKey(epoch.key, forged_wrapped_key(dict(epoch.descriptor)))
+
+    def unwrap(self, descriptor: Mapping[str, object]) -> bytes:
+        return self.inner.unwrap(descriptor)
+
+
+def test_anchored_epoch_that_does_not_decrypt_under_its_named_key_is_invalid(tmp_path: Path) -> None:
+    """Signed or not, no writer writes a wrapped key that its own key cannot open."""
+    keys = LocalKeyProvider.from_file(tmp_path / "keys" / "chain.key", create=True)
+    built = build(tmp_path, boots=1, key_provider=_CorruptingKeys(keys))
+    report = run_verify(built)
+    assert_invalid(report, Code.EPOCH_KEY_INVALID)
+    assert where(report, Code.EPOCH_KEY_INVALID) == [("segments/00000000000000000000.jsonl", 1, 0)]
+
+
+class _FakeKms:
+    """KMS GenerateDataKey/Decrypt for KmsKeyProvider: ciphertexts it issued decrypt; anything else gets KMS's
+    answer for a blob it did not issue; `down` makes every call fail as an unreachable endpoint does."""
+
+    def __init__(self) -> None:
+        self.issued: dict[bytes, bytes] = {}
+        self.down = False
+
+    def generate_data_key(self, **kwargs: Any) -> dict[str, Any]:
+        key, blob = os.urandom(32), os.urandom(48)
+        self.issued[blob] = key
+        return {"Plaintext": key, "CiphertextBlob": blob, "KeyId": f"arn:aws:kms:eu:1:key/{kwargs['KeyId']}"}
+
+    def decrypt(self, **kwargs: Any) -> dict[str, Any]:
+        if self.down:
+            raise ConnectionError("Could not connect to the endpoint URL")
+        if not str(kwargs.get("KeyId", "")).endswith("/data"):
+            raise _ClientError("NotFoundException")
+        if kwargs["CiphertextBlob"] not in self.issued:
+            raise _ClientError("InvalidCiphertextException")
+        return {"Plaintext": self.issued[kwargs["CiphertextBlob"]]}
+
+
+class _ClientError(Exception):
+    def __init__(self, code: str) -> None:
+        super().__init__(f"An error occurred ({code})")
+        self.response = {"Error": {"Code": code}}
+
+
+@pytest.mark.parametrize(("forge", "code"), [
+    (lambda d: {**d, "key_id": "arn:aws:kms:eu:1:key/attacker"}, Code.EPOCH_KEY_UNKNOWN),
+    (forged_wrapped_key, Code.EPOCH_KEY_INVALID),
+])
+def test_kms_refusals_of_a_forged_tail_epoch_are_integrity_failures(
+        tmp_path: Path, forge: Callable[[dict[str, Any]], dict[str, Any]], code: Code) -> None:
+    kms = _FakeKms()
+    built = build(tmp_path, boots=1, close_last=False, key_provider=KmsKeyProvider("data", client=kms))
+    report = run_verify(built, providers=[KmsKeyProvider("", client=kms)])
+    assert report.outcome == Outcome.VALID and report.macs_checked == report.records, report.problems
+    forge_tail(built, key=forge)
+    assert_invalid(run_verify(built, providers=[KmsKeyProvider("", client=kms)]), code)
+
+
+def test_kms_unreachable_is_inconclusive(tmp_path: Path) -> None:
+    kms = _FakeKms()
+    built = build(tmp_path, boots=1, close_last=False, key_provider=KmsKeyProvider("data", client=kms))
+    kms.down = True
+    report = run_verify(built, providers=[KmsKeyProvider("", client=kms)])
+    assert report.outcome == Outcome.INCONCLUSIVE, report.problems
+    assert "TAIL_KEY_UNAVAILABLE" in report.codes() and "Could not connect" in report.problems[0].message
+    forge_tail(built, key=lambda d: {**d, "key_id": "arn:aws:kms:eu:1:key/attacker"})
+    assert run_verify(built, providers=[KmsKeyProvider("", client=kms)]).outcome == Outcome.INCONCLUSIVE
+    # Closed, the same log is all anchored: its signatures prove it, the MACs could not add to that.
+    closed = build(tmp_path / "closed", boots=1, key_provider=KmsKeyProvider("data", client=kms))
+    report = run_verify(closed, providers=[KmsKeyProvider("", client=kms)])
+    assert report.outcome == Outcome.VALID and report.codes() == ["MAC_KEY_UNAVAILABLE"]
