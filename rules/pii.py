@@ -485,7 +485,13 @@ class PiiDetector:
                 after = data[end : end + 1]
                 if after and after in overlap_after:
                     pos = start + 1  # such a spec's values start with an ASCII character: a character boundary
-            if not self._check(i, data, start, end, False, found) and rescan:
+            if self._check(i, data, start, end, False, found):
+                taken = found[-1][2]
+                if taken < end:
+                    # A shorter candidate was taken (a card whose optional last group ran into the next number):
+                    # what follows it is searched again, or a second card right after the first went unseen.
+                    pos = min(pos, taken)
+            elif rescan:
                 pos = start + 1  # the mobile number's first character is ASCII, "+" or a parenthesis
                 if data[start] >= 0x80:
                     pos += 2  # a full-width parenthesis: three bytes

@@ -216,6 +216,13 @@ def test_the_number_after_a_card_is_found_too() -> None:
     assert found(f"卡号 {union} 13812345678") == [("bank_card", union), ("cn_mobile", "13812345678")]
 
 
+def test_a_card_right_after_a_trimmed_card_is_found() -> None:
+    # Found by the masking property test in CI: the search resumed at the end of the regex match (the
+    # swallowed first digits of the second card), not at the end of the shorter candidate taken, so a second
+    # card straight after the first went unseen.
+    assert found(f"{CARD} 6222020000000007，") == [("bank_card", CARD), ("bank_card", "6222020000000007")]
+
+
 def test_which_number_a_short_last_group_belongs_to() -> None:
     # Followed by a group of four, it leads the next number (a mobile number written 3-4-4) ...
     assert found(f"卡号 {CARD} 137 4386 5508") == [("bank_card", CARD), ("cn_mobile", "137 4386 5508")]
