@@ -7,7 +7,7 @@ import uuid
 
 from mitmproxy import http
 
-from proxy.errors import body_too_large, invalid_path
+from proxy.errors import invalid_path
 from proxy.headers import strip_hop_by_hop, wants_close
 from proxy.paths import judge_path
 from proxy.services import Services
@@ -47,12 +47,9 @@ class Correlate:
         if path.refused:  # a spelling the model server may route to an inspected route (proxy/paths.py)
             state.outcome = Outcome.BAD_REQUEST
             flow.response = invalid_path(path.resembles).response(request_id)
-        declared = flow.request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.limit:
-            # Answer before reading the body at all; chunked bodies are cut by proxy/mitm/wire_bounds.py.
-            state.outcome = Outcome.TOO_LARGE
-            flow.response = body_too_large(self.limit).response(request_id)
-            flow.response.headers["connection"] = "close"  # the unread body makes the connection unusable
+        # A body over max_body_bytes never gets this far as a request: proxy/mitm/wire_bounds.py answers the 413
+        # from the declared Content-Length (or the bytes read so far) before the body is read, and Settle
+        # records the outcome from that error.
 
     @fail_closed
     def request(self, flow: http.HTTPFlow) -> None:
