@@ -64,10 +64,12 @@ class InspectRequest:
     def _apply(self, flow: http.HTTPFlow, state: FlowState, scan: BodyScan, body: dict[str, object] | None) -> None:
         """Enforce the scan on the request: refuse it, or rewrite the changed fields (`body` None: the raw
         body of an unknown route, one text field)."""
-        if scan.inspection is None:  # over budget: open, forwarded as it came (recorded failed_open)
+        if scan.inspection is None:  # over budget: open, forwarded uninspected (recorded failed_open)
             if not self.inspector.fail_open:
                 state.outcome = Outcome.GUARD_TIMEOUT
                 flow.response = guard_timeout(self.config.guard_budget).response(state.request_id)
+            elif body is not None and self._mask_model(state, body):
+                flow.request.content = json_bytes(body)  # the name was judged already (correlate): cheap
             return
         if scan.blocked:
             self._block(flow, state)
