@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from proxy.answer import ParsedAnswer
     from proxy.errors import ApiError
+    from proxy.schemas.plan import SchemaFacts
     from proxy.telemetry.tracing import FlowSpans
 
 STATE_KEY = "warden"
@@ -185,6 +186,7 @@ class FlowState:
     request_body_error: ApiError | None = None  # why the body could not be parsed
     input_digest: str | None = None  # keyed HMAC of the request body, hex (proxy/digest.py)
     output_digest: str | None = None  # keyed HMAC of the answer as the client got it, hex
+    schema: SchemaFacts | None = None  # the answer's schemas and what came of them (proxy/schemas), if any
 
     ledger: GuardLedger = field(default_factory=GuardLedger)
     answer: AnswerFacts = field(default_factory=AnswerFacts)
