@@ -22,6 +22,7 @@ from proxy.stages.deadline import Deadline
 from proxy.stages.inspect_request import InspectRequest
 from proxy.stages.inspect_response import InspectResponse
 from proxy.stages.lora import Lora
+from proxy.stages.schema_request import SchemaRequest
 from proxy.stages.settle import Settle
 from proxy.stages.stream import Stream
 from proxy.stages.telemetry import Telemetry
@@ -40,6 +41,7 @@ def default_stages(services: Services) -> list[object]:
         Admission(services),  # requestheaders: a slot of max_inflight, a short queue, or 429; released at the end
         Lora(services),  # request: LoRA provenance; model admin routes denied unless allowed
         InspectRequest(services),  # request: detect, decide, block or rewrite the prompt
+        SchemaRequest(services),  # request: the answer's schemas; 400 invalid_schema; route schema injected
         Trace(services),  # requestheaders: SERVER span; request: CLIENT span, traceparent to the upstream
         Deadline(services),  # server_connect: connect deadline; request: arm the upstream timeout
         Stream(services),  # responseheaders: SSE relay with the stream guard

@@ -75,6 +75,12 @@ class WardenConfig:
     request_pii: str = "mask"  # mask | pseudonymize | block: what PII rules do to prompts
     block_status: int = 400  # status of a policy block
     scan_unknown_routes: bool = False  # scan the raw body of routes Warden does not know
+    # -- output schema validation (proxy/schemas) --
+    schema: str | None = None  # JSON Schema file for chat answers of requests without a response_format
+    schemas: tuple[tuple[str, str], ...] = ()  # (model glob, schema file), first match wins, before `schema`
+    schema_policy: str = "reask"  # reject | flag | reask: what an answer that does not fit gets
+    schema_reask: int = 1  # re-asks before a reject, under the reask policy
+    schema_inject: str = "auto"  # auto: a route schema goes upstream as `response_format` (guided decoding)
     # -- audit --
     audit_dir: str | None = None  # write the tamper-evident log here (keys in <audit_dir>/../keys)
     audit_key_dir: str | None = None
@@ -162,6 +168,26 @@ def parse_status(value: object) -> int:
     return int(text)
 
 
+def parse_schema_map(value: object) -> tuple[tuple[str, str], ...]:
+    """`schemas:` in the file is a mapping of model glob -> schema file; in the environment or a flag,
+    `GLOB=FILE,GLOB=FILE`. Order is kept: the first glob that matches a model wins."""
+    if isinstance(value, tuple) and all(isinstance(v, tuple) for v in value):
+        return value
+    if isinstance(value, dict):
+        pairs = [(str(k), str(v)) for k, v in value.items()]
+    else:
+        pairs = []
+        for entry in parse_list(value):
+            glob, sep, path = entry.partition("=")
+            if not sep or not glob.strip() or not path.strip():
+                raise ConfigError(f"not GLOB=FILE: {entry!r}")
+            pairs.append((glob.strip(), path.strip()))
+    for glob, path in pairs:
+        if not glob or not path:
+            raise ConfigError(f"a schemas entry needs a model glob and a file, got {glob!r}: {path!r}")
+    return tuple(pairs)
+
+
 def parse_list(value: object) -> tuple[str, ...]:
     if isinstance(value, list | tuple):
         return tuple(str(v) for v in value)
@@ -193,6 +219,8 @@ _PARSERS: dict[str, Any] = {
     "scan_unknown_routes": parse_bool,
     "guard": parse_bool,
     "semantic": parse_bool,
+    "schemas": parse_schema_map,
+    "schema_reask": parse_count,
 }
 
 FIELD_NAMES = tuple(f.name for f in fields(WardenConfig))
@@ -224,6 +252,11 @@ def from_file(path: Path) -> dict[str, object]:
     unknown = sorted(set(values) - set(FIELD_NAMES))
     if unknown:
         raise ConfigError(f"{path}: unknown keys {unknown}; known: {sorted(FIELD_NAMES)}")
+    # Schema files named in the file are found next to it, wherever warden is started from.
+    if isinstance(values.get("schema"), str):
+        values["schema"] = str(path.parent / str(values["schema"]))
+    if isinstance(values.get("schemas"), dict):
+        values["schemas"] = {glob: str(path.parent / str(file)) for glob, file in values["schemas"].items()}
     return values
 
 
@@ -254,6 +287,10 @@ def resolve(
         raise ConfigError(f"request_pii must be mask, pseudonymize or block, got {merged['request_pii']!r}")
     if merged.get("guard_fail_mode", "closed") not in ("closed", "open"):
         raise ConfigError(f"guard_fail_mode must be closed or open, got {merged['guard_fail_mode']!r}")
+    if merged.get("schema_policy", "reask") not in ("reject", "flag", "reask"):
+        raise ConfigError(f"schema_policy must be reject, flag or reask, got {merged['schema_policy']!r}")
+    if merged.get("schema_inject", "auto") not in ("auto", "off"):
+        raise ConfigError(f"schema_inject must be auto or off, got {merged['schema_inject']!r}")
     if bool(merged.get("tls_cert")) != bool(merged.get("tls_key")):
         raise ConfigError("tls_cert and tls_key go together")
     merged["upstream"] = upstream.rstrip("/")

@@ -71,6 +71,22 @@ def invalid_path(resembles: str | None) -> ApiError:
                     "percent-encoding, dot segments, repeated slashes, backslashes, ';' parameters or host).")
 
 
+def invalid_schema(param: str, reason: str) -> ApiError:
+    """A schema in the request Warden will not use (rules.schema.InvalidSchema): nothing goes upstream."""
+    return ApiError(400, "invalid_request_error", "invalid_schema", f"The schema at {param} is not usable: {reason}",
+                    param=param)
+
+
+def schema_violation(param: str, violations: tuple[str, ...], attempts: int) -> ApiError:
+    """The answer does not fit its schema. `violations` are rules.schema.Violation messages (a JSON pointer, a
+    keyword and the schema's words, never the answer's text); `param` names what was checked (`output`,
+    `tool_calls[0].function.arguments`)."""
+    tried = f" after {attempts} attempts" if attempts > 1 else ""
+    listed = "; ".join(violations) or "unknown"
+    return ApiError(502, "upstream_error", "schema_violation",
+                    f"The model's answer does not match its JSON schema{tried}: {listed}", param=param)
+
+
 def unsupported_encoding(encoding: str) -> ApiError:
     return ApiError(415, "invalid_request_error", "unsupported_content_encoding",
                     f"Content-Encoding {encoding!r} cannot be inspected; send identity, gzip or deflate.")

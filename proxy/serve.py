@@ -18,6 +18,7 @@ from proxy.exceptions import ProxyError
 from proxy.guard.engine import Guard, warm
 from proxy.guard.semantic import fusion_filters, load_detectors
 from proxy.lora import LoraRegistry
+from proxy.schemas.sources import RouteSchemas
 from proxy.server import StartupError, WardenProxy
 from proxy.services import Services
 from proxy.telemetry.logs import setup_logging
@@ -25,6 +26,7 @@ from proxy.telemetry.metrics import Metrics
 from proxy.telemetry.tracing import Tracing
 from proxy.telemetry.upstream_metrics import merge_upstream_metrics, watch_upstream_health
 from rules.errors import RulesError
+from rules.schema import SchemaCache
 
 EXIT_CONFIG = 78  # EX_CONFIG
 log = logging.getLogger("warden.serve")
@@ -95,6 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="merge the upstream's Prometheus metrics (e.g. /metrics) into ours")
     p.add_argument("--upstream-metrics-prefix", dest="upstream_metrics_prefixes", action="append",
                    metavar="PREFIX", help="metric name prefixes to merge (repeatable; default vllm:, sglang:, ...)")
+    p.add_argument("--schema", dest="schema", metavar="FILE",
+                   help="JSON Schema for chat answers of requests without a response_format (WARDEN_SCHEMA)")
+    p.add_argument("--schema-policy", dest="schema_policy", choices=("reject", "flag", "reask"),
+                   help="an answer that does not fit its schema: 502, passed with a flag, or re-asked (default)")
+    p.add_argument("--schema-reask", dest="schema_reask", metavar="N",
+                   help="re-asks before a reject under the reask policy (default 1)")
+    p.add_argument("--schema-inject", dest="schema_inject", choices=("auto", "off"),
+                   help="add a route schema to the upstream request as response_format (default auto)")
     return p
 
 
@@ -115,6 +125,8 @@ def build_services(config: WardenConfig) -> Services:
     tracing = Tracing.from_env(on_export_failure=metrics.span_export_failures.inc)
     lora = LoraRegistry.from_config(config)
     readiness = Readiness(config)
+    schema_cache = SchemaCache()
+    route_schemas = RouteSchemas.load(config.schema, config.schemas, schema_cache)
     # The audit log last of what can be refused: it writes a boot record when it opens.
     audit_log = open_audit(config)
     if audit_log is not None:
@@ -124,6 +136,7 @@ def build_services(config: WardenConfig) -> Services:
         digester=Digester(audit_log.digest_key) if audit_log is not None else Digester(),
         readiness=readiness, upstream_health=watch_upstream_health(readiness.upstream, metrics),
         upstream_metrics=merge_upstream_metrics(config, metrics),
+        schema_cache=schema_cache, route_schemas=route_schemas,
     )
 
 

@@ -17,9 +17,11 @@ from proxy.config import WardenConfig
 from proxy.digest import Digester
 from proxy.guard.engine import Guard
 from proxy.lora import LoraRegistry
+from proxy.schemas.sources import RouteSchemas
 from proxy.telemetry.metrics import Metrics
 from proxy.telemetry.tracing import Tracing
 from proxy.telemetry.upstream_metrics import UpstreamHealth, UpstreamMetrics
+from rules.schema import SchemaCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,3 +39,5 @@ class Services:
     readiness: Readiness | None = None
     upstream_health: UpstreamHealth | None = None  # registered on `metrics`
     upstream_metrics: UpstreamMetrics | None = None  # the upstream's own metrics merged into ours, when configured
+    schema_cache: SchemaCache = field(default_factory=SchemaCache)  # compiled schemas by content hash, bounded
+    route_schemas: RouteSchemas = field(default_factory=RouteSchemas)  # `schema`, `schemas:` (proxy/schemas)
