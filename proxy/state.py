@@ -67,6 +67,7 @@ class Outcome(StrEnum):
     INTERNAL_ERROR = "internal_error"
     SHED = "shed"  # refused with 429: at capacity (proxy/admission.py)
     GUARD_TIMEOUT = "guard_timeout"  # inspection over its budget, failing closed
+    SCHEMA_VIOLATION = "schema_violation"  # the answer did not fit its JSON schema and was refused or cut
 
 
 EXACT_ROUTES: dict[str, Route] = {
