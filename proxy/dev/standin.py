@@ -1,9 +1,10 @@
 """`warden standin`: a stand-in OpenAI-compatible model server for the demo, the tests and the benchmarks.
 
-It speaks the parts of the OpenAI API (and vLLM's extras) that Warden cares about, deterministically:
-replies echo the last prompt, SSE streams are cut into raw writes of a configurable size so events split in
-awkward places (inside a multi-byte character, inside `data:`), `usage` carries
-`prompt_tokens_details.cached_tokens` from a simulated prefix cache, and `/metrics` uses vLLM's names.
+It speaks the parts of the OpenAI API (and vLLM's extras) that Warden cares about, deterministically (chat
+and text completions, the Responses API, embeddings): replies echo the last prompt, SSE streams are cut into
+raw writes of a configurable size so events split in awkward places (inside a multi-byte character, inside
+`data:`), `usage` carries `prompt_tokens_details.cached_tokens` from a simulated prefix cache, and `/metrics`
+uses vLLM's names.
 
 Per-request behaviour is steered by an optional `standin` object in the request body (the openai client
 sends it with `extra_body={"standin": {...}}`; a real server ignores it):
@@ -18,6 +19,25 @@ sends it with `extra_body={"standin": {...}}`; a real server ignores it):
   drop_after_events: int close the connection after this many events (a broken stream)
   raw_sse: str          send these raw bytes as the whole SSE body (malformed streams)
   prefix_cache: bool    false: neither consult nor fill the simulated prefix cache (repeatable answers)
+  compress: str         compress the SSE body: gzip, deflate or br whatever the client accepts, or `accepted`
+                        (gzip only when the request's Accept-Encoding allows it)
+  replies: [str]        one reply per attempt: replies[min(k, len(replies) - 1)], k = the number of
+                        `role: assistant` messages in the request (chat `messages`, Responses `input`), so a
+                        re-ask that appends the previous answer gets the next reply (`pieces` wins over it,
+                        it wins over `reply`)
+  tool_calls: [{"name": str, "arguments": str}]
+                        answer with these function calls instead of text (or a list of such lists, one per
+                        attempt, indexed like `replies`; an empty list there answers with text). Chat: whole,
+                        `message.tool_calls` (ids `call_...`, content null, finish_reason `tool_calls`);
+                        streamed, a first delta per call (index, id, type, name, empty arguments), then the
+                        arguments in pieces of `chars_per_event`, the calls' pieces interleaved. Responses:
+                        `function_call` output items, streamed as `response.function_call_arguments.delta`.
+
+The Responses API (`POST /v1/responses`) answers `output: [{type: message, content: [{type: output_text,
+text}]}]`; streamed, the typed events OpenAI sends (`event:` and `data:` lines, `sequence_number`):
+`response.created`, `response.in_progress`, `response.output_item.added`, `response.content_part.added`,
+`response.output_text.delta`..., `response.output_text.done`, `response.content_part.done`,
+`response.output_item.done`, `response.completed`, and no `[DONE]`.
 """
 
 from __future__ import annotations
@@ -121,10 +141,80 @@ def last_user_text(body: dict[str, Any]) -> str:
     return str(prompt or "")
 
 
+def responses_input_text(body: dict[str, Any]) -> str:
+    """The text a Responses reply echoes: `input` as a string, or its last user item's text."""
+    given = body.get("input")
+    if isinstance(given, str):
+        return given
+    if isinstance(given, list):
+        for item in reversed(given):
+            if isinstance(item, dict) and item.get("role") == "user":
+                content = item.get("content")
+                if isinstance(content, str):
+                    return content
+                if isinstance(content, list):
+                    return " ".join(
+                        str(part.get("text", "")) for part in content if isinstance(part, dict)
+                    )
+    return ""
+
+
 def prompt_text(body: dict[str, Any]) -> str:
     if isinstance(body.get("messages"), list):
         return json.dumps(body["messages"], ensure_ascii=False, sort_keys=True)
+    if "input" in body:
+        return json.dumps([body.get("instructions"), body["input"]], ensure_ascii=False, sort_keys=True)
     return str(body.get("prompt", ""))
+
+
+def assistant_turns(body: dict[str, Any]) -> int:
+    """How many answers the conversation already holds (`role: assistant` in chat `messages` or Responses
+    `input`): a re-ask appends the answer it re-asks about, so this is the attempt's index."""
+    for key in ("messages", "input"):
+        if isinstance(body.get(key), list):
+            return sum(1 for m in body[key] if isinstance(m, dict) and m.get("role") == "assistant")
+    return 0
+
+
+def choose_reply(body: dict[str, Any], knobs: dict[str, Any], echoed: str) -> str:
+    """The answer's text: `pieces` joined, else `replies` by attempt, else `reply`, else an echo."""
+    pieces = event_pieces(knobs)
+    if pieces is not None:
+        return "".join(pieces)
+    replies = knobs.get("replies")
+    if isinstance(replies, list) and replies:
+        return str(replies[min(assistant_turns(body), len(replies) - 1)])
+    return str(knobs["reply"]) if "reply" in knobs else "Echo: " + echoed
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: str  # a JSON text as a model writes it: valid or not, the stand-in sends it as given
+
+
+def choose_tool_calls(body: dict[str, Any], knobs: dict[str, Any]) -> list[ToolCall]:
+    """The `tool_calls` knob for this attempt: [] answers with text."""
+    calls = knobs.get("tool_calls")
+    if not isinstance(calls, list) or not calls:
+        return []
+    if all(isinstance(c, list) for c in calls):  # one list per attempt, like `replies`
+        calls = calls[min(assistant_turns(body), len(calls) - 1)]
+    found = []
+    for call in calls:
+        if isinstance(call, dict):
+            arguments = call.get("arguments", "")
+            text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+            found.append(ToolCall(str(call.get("name", "")), text))
+    return found
+
+
+def short_id(prefix: str, *parts: object) -> str:
+    return prefix + hashlib.sha256("\x00".join(map(str, parts)).encode()).hexdigest()[:24]
+
+
+def split_text(text: str, per_event: int) -> list[str]:
+    return [text[i : i + per_event] for i in range(0, len(text), per_event)]
 
 
 def split_bytes(data: bytes, size: int) -> Iterator[bytes]:
@@ -254,6 +344,8 @@ class StandinHandler(BaseHTTPRequestHandler):
             self.completion(body, knobs, chat=True)
         elif path == "/v1/completions":
             self.completion(body, knobs, chat=False)
+        elif path == "/v1/responses":
+            self.responses_api(body, knobs)
         elif path == "/v1/embeddings":
             self.embeddings(body)
         elif path in ("/v1/load_lora_adapter", "/v1/unload_lora_adapter"):
@@ -294,21 +386,24 @@ class StandinHandler(BaseHTTPRequestHandler):
             },
         )
 
-    def completion(self, body: dict[str, Any], knobs: dict[str, Any], *, chat: bool) -> None:
-        model = str(body.get("model") or BASE_MODEL)
-        pieces = event_pieces(knobs)
-        if pieces is not None:
-            reply = "".join(pieces)
-        else:
-            reply = str(knobs["reply"]) if "reply" in knobs else "Echo: " + last_user_text(body)
+    def account(self, body: dict[str, Any], knobs: dict[str, Any], generated: str) -> tuple[int, int, int]:
+        """Count the exchange's tokens (and consult the prefix cache): prompt, completion, cached."""
         prompt_tokens = count_tokens(prompt_text(body))
-        completion_tokens = count_tokens(reply)
+        completion_tokens = count_tokens(generated)
         use_cache = knobs.get("prefix_cache", True) is not False
         cached = self.server.prefix_cache.lookup(prompt_text(body), prompt_tokens) if use_cache else 0
         with self.server.counters.lock:
             self.server.counters.requests += 1
             self.server.counters.prompt_tokens += prompt_tokens
             self.server.counters.generation_tokens += completion_tokens
+        return prompt_tokens, completion_tokens, cached
+
+    def completion(self, body: dict[str, Any], knobs: dict[str, Any], *, chat: bool) -> None:
+        model = str(body.get("model") or BASE_MODEL)
+        reply = choose_reply(body, knobs, last_user_text(body))
+        calls = choose_tool_calls(body, knobs) if chat else []
+        generated = "".join(c.arguments for c in calls) if calls else reply
+        prompt_tokens, completion_tokens, cached = self.account(body, knobs, generated)
         usage = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -316,15 +411,30 @@ class StandinHandler(BaseHTTPRequestHandler):
             "prompt_tokens_details": {"cached_tokens": cached},
         }
         ident = ("chatcmpl-" if chat else "cmpl-") + hashlib.sha256(
-            (model + reply).encode()
+            (model + (json.dumps([[c.name, c.arguments] for c in calls]) if calls else reply)).encode()
         ).hexdigest()[:24]
         created = 1_700_000_000
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            self.stream(ident, created, model, reply, usage if include_usage else None, knobs, chat=chat)
+            if calls:
+                self.stream_tool_calls(ident, created, model, calls, usage if include_usage else None, knobs)
+            else:
+                self.stream(ident, created, model, reply, usage if include_usage else None, knobs, chat=chat)
             return
-        if chat:
+        if calls:
             choice: dict[str, Any] = {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": short_id("call_", ident, i), "type": "function",
+                     "function": {"name": c.name, "arguments": c.arguments}}
+                    for i, c in enumerate(calls)
+                ]},
+                "finish_reason": "tool_calls",
+                "logprobs": None,
+            }
+            obj = "chat.completion"
+        elif chat:
+            choice = {
                 "index": 0,
                 "message": {"role": "assistant", "content": reply},
                 "finish_reason": "stop",
@@ -338,6 +448,45 @@ class StandinHandler(BaseHTTPRequestHandler):
             200,
             {"id": ident, "object": obj, "created": created, "model": model, "choices": [choice], "usage": usage},
         )
+
+    def responses_api(self, body: dict[str, Any], knobs: dict[str, Any]) -> None:
+        """The Responses API: one `message` output item with one `output_text` part, or `function_call`
+        items for the `tool_calls` knob; streamed as its typed events."""
+        model = str(body.get("model") or BASE_MODEL)
+        reply = choose_reply(body, knobs, responses_input_text(body))
+        calls = choose_tool_calls(body, knobs)
+        generated = "".join(c.arguments for c in calls) if calls else reply
+        input_tokens, output_tokens, cached = self.account(body, knobs, generated)
+        ident = short_id("resp_", model, generated, [c.name for c in calls])
+        text_format = body.get("text") if isinstance(body.get("text"), dict) else {"format": {"type": "text"}}
+        response: dict[str, Any] = {
+            "id": ident, "object": "response", "created_at": 1_700_000_000, "status": "in_progress",
+            "error": None, "incomplete_details": None, "instructions": body.get("instructions"),
+            "max_output_tokens": body.get("max_output_tokens"), "model": model, "output": [],
+            "parallel_tool_calls": True, "previous_response_id": None, "store": False,
+            "temperature": body.get("temperature", 1.0), "text": text_format,
+            "tool_choice": body.get("tool_choice", "auto"), "tools": body.get("tools", []),
+            "top_p": body.get("top_p", 1.0), "truncation": "disabled", "usage": None, "metadata": {},
+        }
+        usage = {
+            "input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens": output_tokens, "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": input_tokens + output_tokens,
+        }
+        items: list[dict[str, Any]]
+        if calls:
+            items = [{"type": "function_call", "id": short_id("fc_", ident, i), "call_id": short_id("call_", ident, i),
+                      "name": c.name, "arguments": c.arguments, "status": "completed"}
+                     for i, c in enumerate(calls)]
+        else:
+            items = [{"type": "message", "id": short_id("msg_", ident), "status": "completed", "role": "assistant",
+                      "content": [{"type": "output_text", "text": reply, "annotations": []}]}]
+        done = {**response, "status": "completed", "output": items, "usage": usage}
+        if not body.get("stream"):
+            self.send_json(200, done)
+            return
+        per_event = max(1, int(knobs.get("chars_per_event", self.server.config.chars_per_event)))
+        self.write_sse(list(responses_events(response, done, per_event, event_pieces(knobs))), knobs)
 
     def sse_events(
         self, ident: str, created: int, model: str, pieces: list[str], usage: dict[str, Any] | None, *,
@@ -368,13 +517,60 @@ class StandinHandler(BaseHTTPRequestHandler):
             yield event([], {"usage": usage})
         yield b"data: [DONE]\n\n"
 
+    def chat_tool_events(
+        self, ident: str, created: int, model: str, calls: list[ToolCall], usage: dict[str, Any] | None,
+        per_event: int,
+    ) -> Iterator[bytes]:
+        """Tool calls streamed as OpenAI streams them: a first delta per call with its index, id, type, name
+        and empty arguments, then argument pieces (one call's piece, then the next call's, in turn)."""
+
+        def event(delta: dict[str, Any], finish: str | None = None, extra: dict[str, Any] | None = None,
+                  choices: bool = True) -> bytes:
+            payload: dict[str, Any] = {
+                "id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}] if choices
+                else [],
+            }
+            if usage is not None:
+                payload["usage"] = None
+            payload.update(extra or {})
+            return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+
+        for i, call in enumerate(calls):
+            header = {"index": i, "id": short_id("call_", ident, i), "type": "function",
+                      "function": {"name": call.name, "arguments": ""}}
+            yield event({"role": "assistant", "content": None, "tool_calls": [header]} if i == 0
+                        else {"tool_calls": [header]})
+        pieces = [split_text(call.arguments, per_event) for call in calls]
+        for n in range(max((len(p) for p in pieces), default=0)):
+            for i, parts in enumerate(pieces):
+                if n < len(parts):
+                    yield event({"tool_calls": [{"index": i, "function": {"arguments": parts[n]}}]})
+        yield event({}, "tool_calls")
+        if usage is not None:
+            yield event({}, extra={"usage": usage}, choices=False)
+        yield b"data: [DONE]\n\n"
+
+    def stream_tool_calls(
+        self, ident: str, created: int, model: str, calls: list[ToolCall], usage: dict[str, Any] | None,
+        knobs: dict[str, Any],
+    ) -> None:
+        per_event = max(1, int(knobs.get("chars_per_event", self.server.config.chars_per_event)))
+        self.write_sse(list(self.chat_tool_events(ident, created, model, calls, usage, per_event)), knobs)
+
     def stream(
         self, ident: str, created: int, model: str, reply: str, usage: dict[str, Any] | None,
         knobs: dict[str, Any], *, chat: bool,
     ) -> None:
+        per_event = max(1, int(knobs.get("chars_per_event", self.server.config.chars_per_event)))
+        pieces = event_pieces(knobs) or split_text(reply, per_event)
+        self.write_sse(list(self.sse_events(ident, created, model, pieces, usage, chat=chat)), knobs)
+
+    def write_sse(self, events: list[bytes], knobs: dict[str, Any]) -> None:
+        """Send SSE events as raw chunked writes, steered by the knobs (split, delayed, compressed, dropped,
+        or replaced by `raw_sse`)."""
         config = self.server.config
         chunk_bytes = int(knobs.get("chunk_bytes", config.chunk_bytes))
-        per_event = max(1, int(knobs.get("chars_per_event", config.chars_per_event)))
         delay = int(knobs.get("event_delay_ms", config.event_delay_ms)) / 1000
         drop_after = knobs.get("drop_after_events")
         encoder = StreamEncoder.for_knob(knobs.get("compress"), self.headers.get("Accept-Encoding", ""))
@@ -387,10 +583,7 @@ class StandinHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
         if "raw_sse" in knobs:
-            events: list[bytes] = [str(knobs["raw_sse"]).encode()]
-        else:
-            pieces = event_pieces(knobs) or [reply[i : i + per_event] for i in range(0, len(reply), per_event)]
-            events = list(self.sse_events(ident, created, model, pieces, usage, chat=chat))
+            events = [str(knobs["raw_sse"]).encode()]
         try:
             for n, data in enumerate(events):
                 if drop_after is not None and n >= int(drop_after):
@@ -412,6 +605,43 @@ class StandinHandler(BaseHTTPRequestHandler):
             # The client (or the proxy on its behalf) went away mid-stream: stop generating, like vLLM does.
             self.server.aborted_streams += 1
             self.close_connection = True
+
+
+def responses_events(
+    started: dict[str, Any], done: dict[str, Any], per_event: int, pieces: list[str] | None,
+) -> Iterator[bytes]:
+    """A Responses API stream, as OpenAI sends it: `event: <type>` and `data: {"type": <type>,
+    "sequence_number": n, ...}` for each step, ending with `response.completed` (there is no `[DONE]`)."""
+    sequence = 0
+
+    def event(kind: str, **fields: Any) -> bytes:
+        nonlocal sequence
+        payload = {"type": kind, "sequence_number": sequence, **fields}
+        sequence += 1
+        return f"event: {kind}\ndata: ".encode() + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+
+    yield event("response.created", response=started)
+    yield event("response.in_progress", response=started)
+    for index, item in enumerate(done["output"]):
+        at = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "function_call":
+            yield event("response.output_item.added", output_index=index,
+                        item={**item, "arguments": "", "status": "in_progress"})
+            for piece in split_text(item["arguments"], per_event):
+                yield event("response.function_call_arguments.delta", **at, delta=piece)
+            yield event("response.function_call_arguments.done", **at, arguments=item["arguments"])
+        else:
+            text = item["content"][0]["text"]
+            yield event("response.output_item.added", output_index=index,
+                        item={**item, "status": "in_progress", "content": []})
+            yield event("response.content_part.added", **at, content_index=0,
+                        part={"type": "output_text", "text": "", "annotations": []})
+            for piece in pieces if pieces is not None else split_text(text, per_event):
+                yield event("response.output_text.delta", **at, content_index=0, delta=piece, logprobs=[])
+            yield event("response.output_text.done", **at, content_index=0, text=text, logprobs=[])
+            yield event("response.content_part.done", **at, content_index=0, part=item["content"][0])
+        yield event("response.output_item.done", output_index=index, item=item)
+    yield event("response.completed", response=done)
 
 
 class StreamEncoder:
