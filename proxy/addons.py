@@ -22,6 +22,7 @@ from proxy.stages.deadline import Deadline
 from proxy.stages.inspect_request import InspectRequest
 from proxy.stages.inspect_response import InspectResponse
 from proxy.stages.lora import Lora
+from proxy.stages.schema import SchemaCheck
 from proxy.stages.schema_request import SchemaRequest
 from proxy.stages.settle import Settle
 from proxy.stages.stream import Stream
@@ -45,6 +46,7 @@ def default_stages(services: Services) -> list[object]:
         Trace(services),  # requestheaders: SERVER span; request: CLIENT span, traceparent to the upstream
         Deadline(services),  # server_connect: connect deadline; request: arm the upstream timeout
         Stream(services),  # responseheaders: SSE relay with the stream guard
+        SchemaCheck(services),  # response: a whole answer against its schemas; flag, reject or re-ask
         InspectResponse(services),  # response: whole answers masked, pseudonyms restored, or blocked
         Settle(services),  # response/error: status, outcome, end time, decided once
         *([AuditEmit(services, services.audit)] if services.audit is not None else []),  # one record each
