@@ -1,0 +1,1037 @@
+"""A streamed answer checked as it arrives: cut at the first character that can no longer lead to a valid
+document, and never before (issue 21, "Soundness first").
+
+Two parts. An incremental JSON tokenizer accepting exactly what `parse_document` accepts (RFC 8259 as
+Python's `json` reads it, without NaN/Infinity; JSON whitespace around the document), fed pieces split
+anywhere: inside strings, escapes, numbers and literals. And a schema cursor: at each value position the
+candidate schema nodes that must hold there, each guarded by the anyOf/oneOf branch it came through. A node
+failing kills its branch; a group whose branches all died kills the branch it sits in; the document dies
+when a node under no branch fails. Decisions rest only on facts that cannot change later:
+
+- the kinds a node allows (`type`, `enum`, `const`) at a value's first character (a number cannot be told
+  integral before it ends: `1.0` and `1e2` are integers in draft 2020-12);
+- decoded string prefixes against `enum`/`const` and against the names `additionalProperties: false`
+  leaves; string lengths against `maxLength` (Python str length: a `\\ud83d\\ude00` pair is one character);
+- item counts against `maxItems`, items beyond `prefixItems` against `items`; distinct keys against
+  `maxProperties`; a key that only a `false` schema would take;
+- every finished value, checked against each of its candidate nodes with the full validator of that
+  subschema (`CompiledSchema.subschema_validator`), so `required`, `minLength`, `pattern`, numbers' bounds
+  and whatever else the node says are decided when the value ends.
+
+Duplicate keys: Python's `json` keeps the last value of a repeated key, so a member's value is not final
+until its object closes (a later `"a": ...` replaces it). By default the checker therefore does not judge
+member values on their own; the object is judged when it closes. `unique_keys=True` is for a caller that
+refuses repeated keys (RFC 8259 section 4 says names SHOULD be unique; I-JSON, RFC 7493, says MUST): a
+repeated key is then a violation, here and in `end()`, and member values are judged as they finish.
+
+Left to `end()`: everything a node says that is not above (`not`, `if`, `dependentSchemas`, `contains`,
+`uniqueItems`, `unevaluated*`, `oneOf`'s "exactly one", ...) until the value it constrains is finished;
+`$ref` other than a local JSON pointer; subschemas reached through `$dynamicRef` (their meaning depends on
+the dynamic scope; with a `$dynamicRef` anywhere, only the root is checked with a validator); drafts other
+than 2020-12 (syntax only); nesting deeper than MAX_TRACKED_DEPTH (syntax only below it).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+import threading
+from collections import OrderedDict
+from typing import Any, Final, cast
+from urllib.parse import unquote
+
+import jsonschema_rs
+
+from rules.errors import RulesError
+from rules.schema.compiled import CompiledSchema, Violation, describe, pointer_of
+from rules.schema.document import parse_document
+
+MAX_CHARS = 8 * 1024 * 1024
+MAX_TRACKED_DEPTH = 64  # below it only syntax is followed; the validators see the value when an ancestor ends
+MAX_CANDIDATES = 256  # schema nodes at one position (recursive anyOf through $ref would be endless)
+PLAN_ENTRIES = 256
+
+# Value kinds, as a bit set: what a value's first character says it is.
+K_OBJ, K_ARR, K_STR, K_NUM, K_TRUE, K_FALSE, K_NULL = 1, 2, 4, 8, 16, 32, 64
+K_ALL = 127
+_FIRST: Final[dict[str, int]] = {"{": K_OBJ, "[": K_ARR, '"': K_STR, "t": K_TRUE, "f": K_FALSE, "n": K_NULL,
+                                 "-": K_NUM, **dict.fromkeys("0123456789", K_NUM)}
+_TYPE_KINDS: Final[dict[str, int]] = {"object": K_OBJ, "array": K_ARR, "string": K_STR, "number": K_NUM,
+                                      "integer": K_NUM, "boolean": K_TRUE | K_FALSE, "null": K_NULL}
+_LITERALS: Final[dict[str, tuple[str, object]]] = {"t": ("rue", True), "f": ("alse", False), "n": ("ull", None)}
+_ESCAPES: Final[dict[str, str]] = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
+                                   "t": "\t"}
+
+# Keywords that need the finished value checked by the validator, by the kinds of value they constrain.
+# Absent here: what the cursor decides itself (allOf, anyOf, local $ref, maxLength, maxItems, maxProperties,
+# type and enum/const for strings, booleans and null) and pure annotations. Anything unknown: every kind.
+_FINAL_KINDS: Final[dict[str, int]] = {
+    **dict.fromkeys(("minLength", "pattern", "format", "contentEncoding", "contentMediaType", "contentSchema"),
+                    K_STR),
+    **dict.fromkeys(("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"), K_NUM),
+    **dict.fromkeys(("properties", "patternProperties", "additionalProperties", "required", "minProperties",
+                     "dependentRequired", "dependentSchemas", "propertyNames", "unevaluatedProperties"), K_OBJ),
+    **dict.fromkeys(("items", "prefixItems", "contains", "minContains", "maxContains", "minItems",
+                     "uniqueItems", "unevaluatedItems"), K_ARR),
+    **dict.fromkeys(("allOf", "anyOf", "maxLength", "maxItems", "maxProperties", "type", "enum", "const", "$ref",
+                     "$schema", "$id", "$anchor", "$dynamicAnchor", "$vocabulary", "$comment", "$defs",
+                     "definitions", "title", "description", "default", "examples", "deprecated", "readOnly",
+                     "writeOnly"), 0),
+}
+# Keywords whose value holds subschemas, walked so that local `$ref`s find their targets.
+_ONE_SCHEMA = ("additionalProperties", "items", "contains", "not", "if", "then", "else", "propertyNames",
+               "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+_WS = re.compile(r"[ \t\n\r]*")
+_STR_STOP = re.compile(r'["\\\x00-\x1f]')
+_DIGITS = re.compile(r"[0-9]*")
+_HEX = re.compile(r"[0-9a-fA-F]*")
+_BIG = 1 << 62
+
+# Tokenizer states.
+S_VALUE, S_ARR_FIRST, S_OBJ_FIRST, S_KEY, S_COLON, S_AFTER, S_END = range(7)
+S_STR, S_ESC, S_UESC, S_NUM, S_LIT = range(7, 12)
+# Number states: after '-', after a leading 0, in the integer digits, after '.', in the fraction, after
+# 'e', after the exponent's sign, in the exponent.
+N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP = range(8)
+_EXPECTED: Final[dict[int, str]] = {
+    S_VALUE: "a value", S_ARR_FIRST: "a value or ']'", S_OBJ_FIRST: "a property name or '}'",
+    S_KEY: "a property name", S_COLON: "':'", S_END: "nothing but whitespace after the document",
+}
+
+
+class _Node:
+    """One subschema as the cursor reads it. Built once per schema (`_Plan`), shared, never changed after."""
+
+    __slots__ = ("additional", "conj", "doc", "enum_kinds", "enum_kw", "false", "final_kinds", "groups",
+                 "items", "key_node", "kinds", "max_items", "max_length", "max_properties", "patterns", "pointer",
+                 "prefix_items", "properties", "property_names", "str_enum", "trivial", "type_kinds", "validator")
+
+    def __init__(self, pointer: str, doc: dict[str, Any] | None = None) -> None:
+        self.pointer = pointer
+        self.doc: dict[str, Any] = doc if doc is not None else {}
+        self.false = False
+        self.trivial = False
+        self.type_kinds = K_ALL
+        self.enum_kinds = K_ALL
+        self.kinds = K_ALL
+        self.enum_kw = "enum"
+        self.str_enum: tuple[str, ...] | None = None
+        self.max_length: int | None = None
+        self.max_items: int | None = None
+        self.prefix_items: tuple[_Node, ...] = ()
+        self.items: _Node | None = None
+        self.properties: dict[str, _Node] = {}
+        self.patterns: tuple[tuple[jsonschema_rs.Validator, _Node], ...] = ()
+        self.additional: _Node | None = None
+        self.property_names: _Node | None = None
+        self.max_properties: int | None = None
+        self.key_node: _Node | None = None
+        self.conj: tuple[_Node, ...] = ()
+        self.groups: tuple[tuple[str, tuple[_Node, ...]], ...] = ()
+        self.final_kinds = 0
+        self.validator: jsonschema_rs.Validator | None = None
+
+    @classmethod
+    def names(cls, names: frozenset[str] | set[str], keyword: str, value: object) -> _Node:
+        """A node for property names: one of `names` (what `additionalProperties: false` or a reached
+        `maxProperties` leaves); `keyword` and `value` say why, for the violation."""
+        node = cls("", {keyword: value})
+        node.kinds = node.type_kinds = node.enum_kinds = K_STR
+        node.enum_kw = keyword
+        node.str_enum = tuple(sorted(names))
+        return node
+
+
+def _kind_of(value: object) -> int:
+    if value is None:
+        return K_NULL
+    if value is True:
+        return K_TRUE
+    if value is False:
+        return K_FALSE
+    if isinstance(value, str):
+        return K_STR
+    if isinstance(value, int | float):
+        return K_NUM
+    return K_ARR if isinstance(value, list) else K_OBJ
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+class _Plan:
+    """The nodes of one draft 2020-12 schema, keyed by JSON pointer; local `$ref`s resolved to nodes."""
+
+    def __init__(self, schema: CompiledSchema) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.refs: list[tuple[_Node, str]] = []
+        self.dynamic = False
+        self.patterns: dict[str, jsonschema_rs.Validator] = {}
+        self.root = self._walk(schema.document, (), ())
+        for node, target in self.refs:
+            found = self.nodes.get(target)
+            if found is None:
+                node.final_kinds = K_ALL
+            else:
+                node.conj += (found,)
+        for node in self.nodes.values():
+            node.validator = schema.validator if not node.pointer else (
+                None if self.dynamic else schema.subschema_validator(node.pointer))
+            node.trivial = not node.false and node.final_kinds == 0 and node.kinds == K_ALL and not (
+                node.conj or node.groups or node.str_enum is not None or node.max_length is not None
+                or node.max_items is not None or node.prefix_items or node.items or node.properties
+                or node.patterns or node.additional or node.property_names or node.max_properties is not None)
+
+    def _walk(self, value: object, path: tuple[str, ...], resource: tuple[str, ...]) -> _Node:
+        pointer = pointer_of(path)
+        node = _Node(pointer, value if isinstance(value, dict) else None)
+        self.nodes[pointer] = node
+        if value is False:
+            node.false = True
+        if not isinstance(value, dict):
+            return node
+        if path and isinstance(value.get("$id"), str):
+            resource = path  # an embedded resource: its "#/..." pointers start here
+        final = 0
+        for keyword, sub in value.items():
+            final |= _FINAL_KINDS.get(keyword, K_ALL)
+            if keyword in _ONE_SCHEMA:
+                child = self._walk(sub, (*path, keyword), resource)
+                if keyword == "additionalProperties":
+                    node.additional = child
+                elif keyword == "items":
+                    node.items = child
+                elif keyword == "propertyNames":
+                    node.property_names = child
+            elif keyword in _SCHEMA_LISTS and isinstance(sub, list):
+                children = tuple(self._walk(s, (*path, keyword, str(i)), resource) for i, s in enumerate(sub))
+                if keyword == "allOf":
+                    node.conj += children
+                elif keyword == "prefixItems":
+                    node.prefix_items = children
+                elif children:
+                    node.groups += ((keyword, children),)
+            elif keyword in _SCHEMA_MAPS and isinstance(sub, dict):
+                children_map = {k: self._walk(s, (*path, keyword, k), resource) for k, s in sub.items()}
+                if keyword == "properties":
+                    node.properties = children_map
+                elif keyword == "patternProperties":
+                    node.patterns = tuple((self._pattern(k), c) for k, c in children_map.items())
+        if "oneOf" in value:
+            final |= K_ALL  # exactly one: the branches' bookkeeping only knows "at least one"
+        ref = value.get("$ref")
+        if isinstance(ref, str):
+            if ref == "#" or ref.startswith("#/"):
+                tokens = [unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[1:].split("/")[1:]]
+                self.refs.append((node, pointer_of((*resource, *tokens))))
+            else:
+                final |= K_ALL  # an anchor or a URI: the validator knows where it goes, the cursor does not
+        if "$dynamicRef" in value:
+            self.dynamic = True
+        node.final_kinds = final
+        self._read_assertions(node, value)
+        return node
+
+    def _pattern(self, pattern: str) -> jsonschema_rs.Validator:
+        """Whether a name matches a `patternProperties` regex, asked of jsonschema-rs itself (ECMA-262 as it
+        reads it): `{name: null}` fails `{"patternProperties": {pattern: false}}` exactly when it matches."""
+        found = self.patterns.get(pattern)
+        if found is None:
+            found = self.patterns[pattern] = jsonschema_rs.Draft202012Validator(
+                {"patternProperties": {pattern: False}})
+        return found
+
+    @staticmethod
+    def _read_assertions(node: _Node, value: dict[str, Any]) -> None:
+        types = value.get("type")
+        if isinstance(types, str):
+            types = [types]
+        if isinstance(types, list):
+            node.type_kinds = 0
+            for t in types:
+                node.type_kinds |= _TYPE_KINDS.get(t, 0) if isinstance(t, str) else 0
+            if "integer" in types and "number" not in types:
+                node.final_kinds |= K_NUM  # 1.0 is an integer, 1.5 is not: known when the number ends
+        strings: set[str] | None = None
+        for keyword in ("enum", "const"):
+            if keyword not in value:
+                continue
+            allowed = value[keyword] if keyword == "enum" else [value[keyword]]
+            if not isinstance(allowed, list):
+                continue
+            kinds = 0
+            for member in allowed:
+                kinds |= _kind_of(member)
+            node.enum_kinds &= kinds
+            node.enum_kw = keyword
+            these = {m for m in allowed if isinstance(m, str)}
+            strings = these if strings is None else strings & these
+            node.final_kinds |= kinds & (K_NUM | K_ARR | K_OBJ)
+        if strings is not None:
+            node.str_enum = tuple(sorted(strings))
+        node.kinds = node.type_kinds & node.enum_kinds
+        for keyword in ("maxLength", "maxItems", "maxProperties"):
+            limit = value.get(keyword)
+            if _is_count(limit):
+                setattr(node, {"maxLength": "max_length", "maxItems": "max_items",
+                               "maxProperties": "max_properties"}[keyword], limit)
+        if node.additional is not None and node.additional.false and not node.patterns:
+            node.key_node = _Node.names(frozenset(node.properties), "additionalProperties", False)
+
+
+_PLANS: OrderedDict[str, _Plan | None] = OrderedDict()
+_PLANS_LOCK = threading.Lock()
+
+
+def plan_for(schema: CompiledSchema) -> _Node | None:
+    """The root node of a schema's plan (cached by the schema's hash, bounded), or None: syntax only."""
+    if schema.draft != "2020-12":
+        return None
+    with _PLANS_LOCK:
+        found = _PLANS.get(schema.sha256)
+        if found is not None:
+            _PLANS.move_to_end(schema.sha256)
+            return found.root
+    plan = _Plan(schema)
+    with _PLANS_LOCK:
+        _PLANS[schema.sha256] = plan
+        while len(_PLANS) > PLAN_ENTRIES:
+            _PLANS.popitem(last=False)
+    return plan.root
+
+
+class _Group:
+    """An anyOf/oneOf at one value position: alive while one of its branches is."""
+
+    __slots__ = ("alive", "keyword", "owner", "pointer")
+
+    def __init__(self, owner: _Branch | None, alive: int, keyword: str, pointer: str) -> None:
+        self.owner = owner
+        self.alive = alive
+        self.keyword = keyword
+        self.pointer = pointer
+
+
+class _Branch:
+    __slots__ = ("dead", "group")
+
+    def __init__(self, group: _Group) -> None:
+        self.group = group
+        self.dead = False
+
+
+Cand = tuple[_Node, _Branch | None]
+
+
+def _live(branch: _Branch | None) -> bool:
+    while branch is not None:
+        if branch.dead:
+            return False
+        branch = branch.group.owner
+    return True
+
+
+def _covered(prior: list[_Branch | None], branch: _Branch | None) -> bool:
+    """Whether a node already holds at this position under `branch` or a branch enclosing it."""
+    while True:
+        if branch in prior:
+            return True
+        if branch is None:
+            return False
+        branch = branch.group.owner
+
+
+class _Frame:
+    """An open object or array. `cands` is empty when nothing is checked inside (syntax only)."""
+
+    __slots__ = ("cands", "count", "is_obj", "keys", "next_cands", "start", "tok")
+
+    def __init__(self, is_obj: bool, cands: list[Cand], start: int) -> None:
+        self.is_obj = is_obj
+        self.cands = cands
+        self.start = start  # absolute offset of the bracket
+        self.count = 0  # items so far, or distinct keys so far
+        self.keys: set[str] = set()
+        self.tok: str | None = None  # the current member's key (objects)
+        self.next_cands: list[Cand] | None = None  # the next key's, member value's or item's candidates
+
+
+class _Dead(Exception):
+    """Internal control flow: the document died at `index` of the piece being fed; never escapes feed()."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+class _Text:
+    """The answer so far: small pieces grouped into blocks, so that slices and the whole stay cheap."""
+
+    __slots__ = ("blocks", "size", "starts", "tail", "tail_start")
+
+    def __init__(self) -> None:
+        self.blocks: list[str] = []
+        self.starts: list[int] = []
+        self.tail: list[str] = []
+        self.tail_start = 0
+        self.size = 0
+
+    def append(self, piece: str) -> None:
+        self.tail.append(piece)
+        self.size += len(piece)
+        if len(self.tail) >= 256:
+            self.blocks.append("".join(self.tail))
+            self.starts.append(self.tail_start)
+            self.tail = []
+            self.tail_start = self.size
+
+    def slice(self, a: int, b: int) -> str:
+        if a >= self.tail_start:
+            return "".join(self.tail)[a - self.tail_start:b - self.tail_start]
+        k = bisect.bisect_right(self.starts, a) - 1
+        first = self.starts[k]
+        parts = [b_ for b_, s in zip(self.blocks[k:], self.starts[k:], strict=True) if s < b]
+        if b > self.tail_start:
+            parts.extend(self.tail)
+        return "".join(parts)[a - first:b - first]
+
+    def value(self) -> str:
+        return "".join((*self.blocks, *self.tail))
+
+
+def _valid(node: _Node, value: object) -> bool:
+    """The node's validator on a finished value; a value it cannot read (a lone surrogate) waits for end()."""
+    validator = node.validator
+    if validator is None:
+        return True
+    try:
+        return bool(validator.is_valid(value))
+    except (ValueError, OverflowError, RecursionError):
+        return True
+
+
+def _common(name: str, at: int, s: str) -> int:
+    """How many characters of `s` match `name` from `at` on."""
+    k = 0
+    for a, b in zip(name[at:at + len(s)], s, strict=False):
+        if a != b:
+            break
+        k += 1
+    return k
+
+
+def _lookup(document: object, path: list[Any]) -> object:
+    for token in path:
+        if isinstance(document, dict) and str(token) in document:
+            document = document[str(token)]
+        elif isinstance(document, list) and isinstance(token, int) and 0 <= token < len(document):
+            document = document[token]
+        else:
+            return None
+    return document
+
+
+def _no_constants(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _repeated_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("repeated key")
+    return found
+
+
+_UNIQUE = json.JSONDecoder(object_pairs_hook=_repeated_keys, parse_constant=_no_constants)
+
+
+class StreamChecker:
+    """One streamed answer text (a message's content, or one tool call's `arguments`) against one schema.
+
+    `feed(text)` returns None while every character so far can still lead to a valid document, else the
+    index in `text` of the first one that cannot: `violation` is then set, the caller releases `text[:index]`
+    and nothing after, and every later feed returns 0. `end()` judges the complete text with the full
+    validator (parse_document, then CompiledSchema.violations) and returns the first violation or None.
+    """
+
+    def __init__(self, schema: CompiledSchema, *, max_chars: int = MAX_CHARS, unique_keys: bool = False) -> None:
+        self.schema = schema
+        self.max_chars = max_chars
+        self.unique_keys = unique_keys
+        self.violation: Violation | None = None
+        self.accepted = 0
+        self._text = _Text()
+        self._ended = False
+        self._result: Violation | None = None
+        self._state = S_VALUE
+        self._stack: list[_Frame] = []
+        self._cur = ""  # the piece being fed, and its absolute offset
+        self._base = 0
+        self._vcands: list[Cand] = []  # candidates of the scalar being read
+        self._vstart = 0
+        self._nsub = N_INT
+        self._lit = ""
+        self._litval: object = None
+        self._scands: list[Cand] = []
+        self._skey = False
+        self._strack = False
+        self._smax = _BIG
+        self._slen = 0
+        self._enums: list[tuple[list[str], _Node, _Branch | None]] = []
+        self._sparts: list[str] | None = None
+        self._hi = ""  # a high surrogate escape waiting for its low half
+        self._hex = ""
+        root = plan_for(schema)
+        self._root_cands: list[Cand] = []
+        self._stillborn: Violation | None = None
+        if root is not None:
+            try:
+                self._root_cands = self._expand([(root, None)], 0)
+            except _Dead:
+                self._stillborn, self.violation = self.violation, None
+
+    # --- the caller's side ------------------------------------------------------------------------------
+
+    def feed(self, text: str) -> int | None:
+        if self._ended:
+            raise RulesError("StreamChecker.feed after end()")
+        if self.violation is not None:
+            return 0
+        if not text:
+            return None
+        if self._stillborn is not None:
+            self.violation = self._stillborn
+            return 0
+        room = self.max_chars - self.accepted
+        over = len(text) > room
+        if over:
+            text = text[:room]
+        self._text.append(text)
+        self._cur = text
+        self._base = self.accepted
+        try:
+            self._run(text)
+        except _Dead as dead:
+            self.accepted += dead.index
+            return dead.index
+        self.accepted += len(text)
+        if over:
+            self.violation = Violation("", "size", f"the answer is longer than {self.max_chars} characters")
+            return room
+        return None
+
+    def end(self) -> Violation | None:
+        if self._ended:
+            return self._result
+        self._ended = True
+        self._result = self.violation if self.violation is not None else self._judge_whole()
+        return self._result
+
+    def _judge_whole(self) -> Violation | None:
+        if self._stillborn is not None:
+            return self._stillborn
+        text = self._text.value()
+        document = parse_document(text)
+        if document.violation is not None:
+            return document.violation
+        if self.unique_keys:
+            try:
+                _UNIQUE.decode(text)
+            except ValueError:
+                return Violation("", "json", "a property name appears twice in one object")
+        try:
+            found = self.schema.violations(document.value)
+        except ValueError:  # UnicodeEncodeError: a lone surrogate escape is not Unicode text
+            return Violation("", "json", "a string holds a lone UTF-16 surrogate escape, which is not Unicode")
+        return found[0] if found else None
+
+    # --- the tokenizer ----------------------------------------------------------------------------------
+
+    def _syntax(self, i: int, what: str) -> _Dead:
+        self.violation = Violation("", "json", f"the answer is not valid JSON at character {self._base + i}: "
+                                               f"{what}")
+        return _Dead(i)
+
+    def _run(self, text: str) -> None:
+        n = len(text)
+        i = 0
+        while i < n:
+            state = self._state
+            if state == S_STR:
+                m = _STR_STOP.search(text, i)
+                j = n if m is None else m.start()
+                if j > i:
+                    if self._strack:
+                        self._piece(text[i:j], i, False)
+                    i = j
+                    if i == n:
+                        return
+                c = text[i]
+                if c == '"':
+                    self._string_done(i)
+                elif c == "\\":
+                    self._state = S_ESC
+                else:
+                    raise self._syntax(i, "a control character inside a string")
+                i += 1
+                continue
+            c = text[i]
+            if c in " \t\n\r" and state < S_STR:
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                continue
+            if state == S_AFTER:
+                top = self._stack[-1]
+                if top.is_obj:
+                    if c == ",":
+                        top.tok = None
+                        top.next_cands = self._key_cands(top, i)
+                        self._state = S_KEY
+                    elif c == "}":
+                        self._close(i)
+                    else:
+                        raise self._syntax(i, "expected ',' or '}'")
+                elif c == ",":
+                    top.next_cands = self._item_cands(top, i)
+                    self._state = S_VALUE
+                elif c == "]":
+                    self._close(i)
+                else:
+                    raise self._syntax(i, "expected ',' or ']'")
+                i += 1
+            elif state == S_NUM:
+                i = self._number(text, i, n)
+            elif state <= S_ARR_FIRST:
+                if c == "]" and state == S_ARR_FIRST:
+                    self._close(i)
+                else:
+                    self._value_start(c, i)
+                i += 1
+            elif state == S_COLON:
+                if c != ":":
+                    raise self._syntax(i, "expected ':'")
+                self._state = S_VALUE
+                i += 1
+            elif state in (S_KEY, S_OBJ_FIRST):
+                top = self._stack[-1]
+                if c == '"':
+                    if top.cands or self.unique_keys:
+                        cands = top.next_cands if state == S_KEY else self._key_cands(top, i)
+                        top.next_cands = None
+                        self._string_start(cands or [], i, True)
+                    else:  # nothing is checked in this object: its names are skipped like any string
+                        self._string_start([], i, False)
+                        self._skey = True
+                elif c == "}" and state == S_OBJ_FIRST:
+                    self._close(i)
+                else:
+                    raise self._syntax(i, f"expected {_EXPECTED[state]}")
+                i += 1
+            elif state == S_ESC:
+                if c == "u":
+                    self._hex = ""
+                    self._state = S_UESC
+                elif c in _ESCAPES:
+                    if self._strack:
+                        self._piece(_ESCAPES[c], i, True)
+                    self._state = S_STR
+                else:
+                    raise self._syntax(i, "an invalid escape in a string")
+                i += 1
+            elif state == S_UESC:
+                i = self._unicode_escape(text, i, n)
+            elif state == S_LIT:
+                rest = self._lit
+                k = min(len(rest), n - i)
+                if not text.startswith(rest[:k], i):
+                    bad = next(t for t in range(k) if text[i + t] != rest[t])
+                    raise self._syntax(i + bad, "not a JSON literal (true, false or null)")
+                i += k
+                self._lit = rest = rest[k:]
+                if not rest:
+                    self._scalar_done(self._litval, K_TRUE if self._litval is True else
+                                      K_FALSE if self._litval is False else K_NULL, i - 1)
+            else:  # S_END
+                raise self._syntax(i, "text after the document")
+
+    def _number(self, text: str, i: int, n: int) -> int:
+        sub = self._nsub
+        while i < n:
+            c = text[i]
+            if "0" <= c <= "9":
+                if sub in (N_INT, N_FRAC, N_EXP):
+                    i = _DIGITS.match(text, i).end()  # type: ignore[union-attr]
+                    continue
+                if sub == N_ZERO:
+                    raise self._syntax(i, "a number with a leading zero")
+                sub = {N_MINUS: N_ZERO if c == "0" else N_INT, N_DOT: N_FRAC, N_E: N_EXP, N_ESIGN: N_EXP}[sub]
+            elif c == "." and sub in (N_ZERO, N_INT):
+                sub = N_DOT
+            elif c in "eE" and sub in (N_ZERO, N_INT, N_FRAC):
+                sub = N_E
+            elif c in "+-" and sub == N_E:
+                sub = N_ESIGN
+            elif sub in (N_ZERO, N_INT, N_FRAC, N_EXP):  # the number ended before c
+                self._nsub = sub
+                self._number_done(i)
+                return i
+            else:
+                raise self._syntax(i, "an unfinished number")
+            i += 1
+        self._nsub = sub
+        return i
+
+    def _unicode_escape(self, text: str, i: int, n: int) -> int:
+        need = 4 - len(self._hex)
+        j = min(n, i + need)
+        ok = _HEX.match(text, i, j).end()  # type: ignore[union-attr]
+        if ok < j:
+            raise self._syntax(ok, "an invalid \\u escape in a string")
+        self._hex += text[i:j]
+        if len(self._hex) < 4:
+            return j
+        self._state = S_STR
+        code = int(self._hex, 16)
+        if self._strack:
+            last = j - 1
+            if self._hi and 0xDC00 <= code <= 0xDFFF:  # a pair is one character, as Python's json joins it
+                high, self._hi = self._hi, ""
+                self._piece(chr(0x10000 + ((ord(high) - 0xD800) << 10) + (code - 0xDC00)), last, True)
+            elif 0xD800 <= code <= 0xDBFF:
+                if self._hi:
+                    self._piece("", last, True)
+                self._hi = chr(code)
+            else:
+                self._piece(chr(code), last, True)
+        return j
+
+    # --- values starting and ending ---------------------------------------------------------------------
+
+    def _value_start(self, c: str, i: int) -> None:
+        kind = _FIRST.get(c)
+        if kind is None:
+            raise self._syntax(i, f"expected {_EXPECTED[self._state]}" if self._stack or self._state != S_VALUE
+                               else "text before the document")
+        stack = self._stack
+        if not stack:
+            cands = self._root_cands
+        elif len(stack) > MAX_TRACKED_DEPTH:
+            cands = []
+        else:
+            top = stack[-1]
+            if top.is_obj:
+                cands = top.next_cands or []
+            else:
+                cands = top.next_cands if top.next_cands is not None else self._item_cands(top, i)
+            top.next_cands = None
+        if cands:
+            for node, branch in cands:
+                if not node.kinds & kind:
+                    keyword = "type" if not node.type_kinds & kind else node.enum_kw
+                    self._kill(branch, i, keyword, node.doc.get(keyword))
+        if kind == K_STR:
+            self._string_start(cands, i, False)
+        elif kind == K_NUM:
+            self._vcands = cands
+            self._vstart = self._base + i
+            self._nsub = N_MINUS if c == "-" else N_ZERO if c == "0" else N_INT
+            self._state = S_NUM
+        elif kind in (K_OBJ, K_ARR):
+            frame = _Frame(kind == K_OBJ, cands, self._base + i)
+            stack.append(frame)
+            self._state = S_OBJ_FIRST if frame.is_obj else S_ARR_FIRST
+        else:
+            self._vcands = cands
+            self._lit, self._litval = _LITERALS[c]
+            self._state = S_LIT
+
+    def _after_value(self) -> None:
+        if self._stack:
+            top = self._stack[-1]
+            if not top.is_obj:
+                top.count += 1
+            self._state = S_AFTER
+        else:
+            self._state = S_END
+
+    def _scalar_done(self, value: object, kind: int, i: int) -> None:
+        for node, branch in self._vcands:
+            if node.final_kinds & kind and _live(branch) and not _valid(node, value):
+                self._kill_by_validator(node, branch, value, i)
+        self._after_value()
+
+    def _number_done(self, i: int) -> None:
+        if any(node.final_kinds & K_NUM for node, _ in self._vcands):
+            start = self._vstart - self._base
+            raw = self._cur[start:i] if start >= 0 else self._text.slice(self._vstart, self._base + i)
+            try:
+                value: object = int(raw) if raw.isdigit() or raw[1:].isdigit() else float(raw)
+            except ValueError:  # over Python's 4300 digits: parse_document refuses it at the end
+                value = None
+            if value is not None:
+                self._scalar_done(value, K_NUM, i)
+                return
+        self._after_value()
+
+    def _close(self, i: int) -> None:
+        """The '}' or ']' at i ends the innermost container."""
+        frame = self._stack.pop()
+        kind = K_OBJ if frame.is_obj else K_ARR
+        checks = [(node, branch) for node, branch in frame.cands if node.final_kinds & kind and _live(branch)]
+        if checks:
+            try:
+                value = json.loads(self._text.slice(frame.start, self._base + i + 1))
+            except (ValueError, RecursionError):  # Python's digit limit, or deeper than its json goes
+                checks = []
+            for node, branch in checks:
+                if not _valid(node, value):
+                    self._kill_by_validator(node, branch, value, i)
+        self._after_value()
+
+    def _item_cands(self, frame: _Frame, i: int) -> list[Cand]:
+        """The candidates of the item at index frame.count, known once that item must come or has begun."""
+        index = frame.count
+        seeds: list[Cand] = []
+        for node, branch in frame.cands:
+            if branch is not None and not _live(branch):
+                continue
+            if node.max_items is not None and index >= node.max_items:
+                self._kill(branch, i, "maxItems", node.max_items, item=False)
+            elif index < len(node.prefix_items):
+                seeds.append((node.prefix_items[index], branch))
+            elif node.items is not None:
+                if node.items.false:
+                    self._kill(branch, i, "items", False, item=False)
+                else:
+                    seeds.append((node.items, branch))
+        return self._expand(seeds, i) if seeds else []
+
+    def _key_cands(self, frame: _Frame, i: int) -> list[Cand]:
+        """The candidates of the next property name (propertyNames, the names additionalProperties: false
+        leaves, the names a reached maxProperties leaves), known once a name must come or has begun."""
+        seeds: list[Cand] = []
+        names: list[Cand] = []
+        for node, branch in frame.cands:
+            if branch is not None and not _live(branch):
+                continue
+            if node.property_names is not None:
+                seeds.append((node.property_names, branch))
+            if node.key_node is not None:
+                names.append((node.key_node, branch))
+            if node.max_properties is not None and frame.count >= node.max_properties:
+                if self.unique_keys:
+                    self._kill(branch, i, "maxProperties", node.max_properties)
+                names.append((_Node.names(frame.keys, "maxProperties", node.max_properties), branch))
+        cands = (self._expand(seeds, i) if seeds else []) + names
+        for node, branch in cands:
+            if not node.kinds & K_STR:
+                keyword = "type" if not node.type_kinds & K_STR else node.enum_kw
+                self._kill(branch, i, keyword, node.doc.get(keyword))
+            elif node.str_enum == ():
+                self._kill(branch, i, node.enum_kw, node.doc.get(node.enum_kw))
+        return cands
+
+    def _key_done(self, key: str, i: int) -> None:
+        frame = self._stack[-1]
+        repeated = key in frame.keys
+        if repeated and self.unique_keys:
+            self.violation = Violation(self._pointer(), "json", "a property name appears twice in one object")
+            raise _Dead(i)
+        if not repeated:
+            frame.keys.add(key)
+            frame.count += 1
+        seeds: list[Cand] = []
+        for node, branch in frame.cands:
+            if branch is not None and not _live(branch):
+                continue
+            if node.max_properties is not None and frame.count > node.max_properties:
+                self._kill(branch, i, "maxProperties", node.max_properties)
+            matched = False
+            child = node.properties.get(key)
+            if child is not None:
+                seeds.append((child, branch))
+                matched = True
+            for matcher, pattern_node in node.patterns:
+                if not matcher.is_valid({key: None}):
+                    seeds.append((pattern_node, branch))
+                    matched = True
+            if not matched and node.additional is not None:
+                if node.additional.false:
+                    self._kill(branch, i, "additionalProperties", False)
+                else:
+                    seeds.append((node.additional, branch))
+        frame.tok = key
+        member = self._expand(seeds, i) if seeds else []
+        # A repeated key replaces the value before it (Python's json keeps the last), so unless repeated keys
+        # are refused a member's value is only final when its object closes: it is judged then, as a whole.
+        frame.next_cands = member if self.unique_keys else []
+        self._state = S_COLON
+
+    # --- strings ----------------------------------------------------------------------------------------
+
+    def _string_start(self, cands: list[Cand], i: int, key: bool) -> None:
+        self._scands = cands
+        self._skey = key
+        self._vstart = self._base + i
+        self._slen = 0
+        self._hi = ""
+        smax = _BIG
+        enums: list[tuple[list[str], _Node, _Branch | None]] = []
+        for node, branch in cands:
+            if node.max_length is not None and node.max_length < smax:
+                smax = node.max_length
+            if node.str_enum is not None:
+                enums.append((list(node.str_enum), node, branch))
+        self._smax = smax
+        self._enums = enums
+        self._sparts = [] if key or enums else None
+        self._strack = key or bool(enums) or smax < _BIG
+        self._state = S_STR
+
+    def _piece(self, s: str, i: int, escaped: bool) -> None:
+        """Decoded characters `s` of the string, from text[i] on (or all from the escape ending at i)."""
+        if self._hi:  # the high surrogate before s stands alone
+            high, self._hi = self._hi, ""
+            self._piece(high, i, True)
+        before = self._slen
+        after = self._slen = before + len(s)
+        events: list[tuple[int, str, _Node, _Branch | None]] = []
+        if after > self._smax:
+            smax = _BIG
+            for node, branch in self._scands:
+                limit = node.max_length
+                if limit is None:
+                    continue
+                if limit < after:
+                    events.append((0 if escaped else limit - before, "maxLength", node, branch))
+                elif limit < smax:
+                    smax = limit
+            self._smax = smax
+        if self._enums:
+            kept: list[tuple[list[str], _Node, _Branch | None]] = []
+            for names, node, branch in self._enums:
+                still = [name for name in names if name.startswith(s, before)]
+                if still:
+                    kept.append((still, node, branch))
+                else:
+                    reach = max((_common(name, before, s) for name in names), default=0)
+                    events.append((0 if escaped else reach, node.enum_kw, node, branch))
+            self._enums = kept
+        if self._sparts is not None:
+            self._sparts.append(s)
+        if events:
+            events.sort(key=lambda e: e[0])
+            for at, keyword, node, branch in events:
+                self._kill(branch, i + at, keyword, node.doc.get(keyword))
+
+    def _string_done(self, i: int) -> None:
+        """The closing quote at i."""
+        if self._hi:
+            high, self._hi = self._hi, ""
+            self._piece(high, i, True)
+        for names, node, branch in self._enums:
+            if not any(len(name) == self._slen for name in names):
+                self._kill(branch, i, node.enum_kw, node.doc.get(node.enum_kw))
+        checks = [(node, branch) for node, branch in self._scands if node.final_kinds & K_STR and _live(branch)]
+        value = ""
+        if self._sparts is not None:
+            value = "".join(self._sparts)
+        elif checks:
+            start = self._vstart - self._base
+            raw = self._cur[start:i + 1] if start >= 0 else self._text.slice(self._vstart, self._base + i + 1)
+            value = json.loads(raw)
+        for node, branch in checks:
+            if not _valid(node, value):
+                self._kill_by_validator(node, branch, value, i)
+        if self._skey:
+            if self._sparts is not None:
+                self._key_done(value, i)
+            else:
+                self._state = S_COLON
+        else:
+            self._after_value()
+
+    # --- the schema cursor ------------------------------------------------------------------------------
+
+    def _expand(self, seeds: list[Cand], i: int) -> list[Cand]:
+        """The nodes that hold at a position: the seeds, what they reach through allOf and local $ref, and
+        the alternatives of their anyOf/oneOf, each under a new branch. A `false` node kills its branch."""
+        out: list[Cand] = []
+        seen: dict[int, list[_Branch | None]] = {}
+        stack = list(reversed(seeds))
+        while stack and len(out) < MAX_CANDIDATES:
+            node, branch = stack.pop()
+            if node.trivial or (branch is not None and not _live(branch)):
+                continue
+            prior = seen.get(id(node))
+            if prior is not None and _covered(prior, branch):
+                continue
+            seen.setdefault(id(node), []).append(branch)
+            if node.false:
+                self._kill(branch, i, "false", False)
+                continue
+            out.append((node, branch))
+            stack.extend((child, branch) for child in reversed(node.conj))
+            for keyword, alternatives in node.groups:
+                group = _Group(branch, len(alternatives), keyword, self._pointer())
+                stack.extend((alt, _Branch(group)) for alt in reversed(alternatives))
+        return out
+
+    def _pointer(self) -> str:
+        tokens: list[object] = []
+        for frame in self._stack:
+            if not frame.is_obj:
+                tokens.append(frame.count)
+            elif frame.tok is None:
+                break
+            else:
+                tokens.append(frame.tok)
+        return pointer_of(tokens)
+
+    def _kill(self, branch: _Branch | None, i: int, keyword: str, schema_value: object, *, item: bool = True
+              ) -> None:
+        """`keyword` (with `schema_value`) fails at text[i] for a node under `branch`."""
+        pointer = None
+        while branch is not None:
+            if branch.dead:
+                return
+            branch.dead = True
+            group = branch.group
+            group.alive -= 1
+            if group.alive:
+                return
+            keyword, schema_value, pointer = group.keyword, None, group.pointer
+            branch = group.owner
+        if pointer is None:
+            pointer = self._pointer()
+            if not item and self._stack:  # a count or an item the array cannot take: the array is at fault
+                pointer = pointer.rsplit("/", 1)[0]
+        if keyword in ("anyOf", "oneOf"):
+            detail = "matches none of the alternatives"
+        else:
+            detail = describe(keyword, schema_value, cast(jsonschema_rs.ValidationError, None))
+        self.violation = Violation(pointer, keyword, detail)
+        raise _Dead(i)
+
+    def _kill_by_validator(self, node: _Node, branch: _Branch | None, value: object, i: int) -> None:
+        if branch is not None:
+            self._kill(branch, i, "false", None)
+            return
+        error = None
+        if node.validator is not None:
+            try:
+                error = next(iter(node.validator.iter_errors(value)), None)
+            except (ValueError, RecursionError):
+                error = None
+        pointer = self._pointer()
+        if error is None:
+            self.violation = Violation(pointer, "false", "no value is allowed here")
+        else:
+            path = list(error.schema_path)
+            keyword = str(path[-1]) if path else "false"
+            detail = describe(keyword, _lookup(node.doc, path), error)
+            self.violation = Violation(pointer + pointer_of(list(error.instance_path)), keyword, detail)
+        raise _Dead(i)
