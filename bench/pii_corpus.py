@@ -39,7 +39,9 @@ from faker import Faker
 SEED = 20261129
 DEFAULT_PATH = Path(__file__).parent / "data" / "pii_corpus.jsonl"
 
-KINDS: tuple[str, ...] = (
+# The kinds of the first items, in the order their items are generated (the items after them are appended so
+# that those stay byte for byte as they were).
+BASE_KINDS: tuple[str, ...] = (
     "cn_resident_id",
     "bank_card",
     "cn_mobile",
@@ -55,6 +57,9 @@ KINDS: tuple[str, ...] = (
     "iban",
     "secret",
 )
+# Issue 24: other countries' passports after a label, people's names and postal addresses (no checksum).
+NEW_KINDS: tuple[str, ...] = ("passport", "person_name", "postal_address")
+KINDS: tuple[str, ...] = BASE_KINDS + NEW_KINDS
 # Kinds whose numbers carry a check character: the evaluation holds these to precision and recall >= 0.99.
 CHECKSUMMED_KINDS: frozenset[str] = frozenset({"cn_resident_id", "bank_card", "cn_uscc", "iban"})
 
@@ -159,6 +164,62 @@ EMAIL_DOMAINS = ("qq.com", "163.com", "126.com", "sina.com", "foxmail.com", "ali
 PINYIN = ("zhang", "wang", "li", "zhao", "chen", "liu", "yang", "huang", "zhou", "wu", "xu", "sun", "ma",
           "hu", "guo", "lin", "he", "gao", "luo", "zheng", "wei", "fang", "jun", "lei", "xiaoming", "ting")
 
+# Names and addresses (issue 24): our own lists, written for this corpus (no public PII corpus was read).
+ZH_SURNAMES = ("王", "李", "张", "刘", "陈", "杨", "黄", "赵", "吴", "周", "徐", "孙", "马", "朱", "胡", "郭", "何",
+               "林", "罗", "郑", "梁", "谢", "宋", "唐", "韩", "冯", "邓", "曹", "彭", "曾", "田", "董", "潘",
+               "蒋", "蔡", "杜", "叶", "程", "魏", "吕", "丁", "沈", "姚", "卢", "崔", "钟", "谭", "陆", "汪",
+               "廖", "贾", "夏", "韦", "邹", "孟", "熊", "秦", "邱", "薛", "闫", "段", "侯", "史", "顾", "郝",
+               "龚", "邵", "覃", "戴", "莫", "孔", "汤", "庞", "聂", "岳", "翟", "殷", "詹", "耿", "焦", "俞",
+               "柳", "祝", "阮", "纪", "裴", "霍", "骆", "蓝", "靳", "鲍", "滕", "饶", "牟", "岑", "瞿", "栾")
+ZH_COMPOUND = ("欧阳", "司马", "上官", "诸葛", "东方", "皇甫", "慕容", "司徒", "夏侯", "令狐", "公孙", "长孙",
+               "宇文", "尉迟", "端木", "南宫")
+ZH_GIVEN = tuple("伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞刚桂英华玉兰萍红鹏飞辉斌宇浩欣怡子涵梓轩晨雨思佳嘉诗晓志"
+                 "建海波宁俊峰琳婷雪梅颖慧倩博睿泽昊逸航凯悦瑶琪璐鑫楠萱琦彤蕾薇妍钰铭哲瀚翔瑞琛熙")
+# (province or municipality, prefecture city or "", districts and county-level cities)
+ZH_PLACES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("北京市", "", ("朝阳区", "海淀区", "东城区", "西城区", "丰台区", "昌平区")),
+    ("上海市", "", ("浦东新区", "徐汇区", "静安区", "黄浦区", "闵行区")),
+    ("天津市", "", ("和平区", "南开区", "滨海新区")),
+    ("重庆市", "", ("渝中区", "江北区", "万州区")),
+    ("广东省", "广州市", ("天河区", "越秀区", "番禺区")),
+    ("广东省", "深圳市", ("南山区", "福田区", "宝安区")),
+    ("广东省", "东莞市", ("南城街道", "长安镇")),
+    ("浙江省", "杭州市", ("西湖区", "上城区", "余杭区", "桐庐县")),
+    ("浙江省", "湖州市", ("吴兴区", "德清县")),
+    ("江苏省", "南京市", ("鼓楼区", "玄武区")),
+    ("江苏省", "苏州市", ("姑苏区", "吴中区", "昆山市")),
+    ("四川省", "成都市", ("武侯区", "锦江区", "双流区")),
+    ("湖北省", "武汉市", ("洪山区", "江汉区")),
+    ("山东省", "青岛市", ("市南区", "崂山区", "胶州市")),
+    ("河南省", "郑州市", ("金水区", "二七区")),
+    ("陕西省", "西安市", ("雁塔区", "碑林区")),
+    ("福建省", "厦门市", ("思明区", "湖里区")),
+    ("湖南省", "长沙市", ("岳麓区", "芙蓉区")),
+    ("辽宁省", "沈阳市", ("和平区", "沈河区")),
+    ("云南省", "昆明市", ("五华区", "盘龙区")),
+    ("河北省", "石家庄市", ("长安区", "桥西区")),
+    ("安徽省", "合肥市", ("蜀山区", "包河区")),
+    ("广西壮族自治区", "南宁市", ("青秀区", "兴宁区")),
+    ("内蒙古自治区", "呼和浩特市", ("新城区", "赛罕区")),
+    ("江西省", "赣州市", ("章贡区", "瑞金市")),
+    ("贵州省", "遵义市", ("汇川区", "仁怀市")),
+    ("黑龙江省", "哈尔滨市", ("南岗区", "道里区")),
+    ("新疆维吾尔自治区", "乌鲁木齐市", ("天山区", "沙依巴克区")),
+)
+ZH_ROADS = ("中山路", "人民路", "解放路", "建国路", "文三路", "长安街", "南京东路", "淮海中路", "科技园南路",
+            "学院路", "和平大道", "光明巷", "新华街", "东风路", "滨江大道", "天府大道", "中关村大街", "金融街",
+            "体育西路", "幸福路", "工业大道", "西湖大道", "延安西路", "五四路", "青年路", "胜利街", "北京路")
+ZH_ESTATES = ("阳光花园", "锦绣小区", "翠苑一区", "万科城", "绿地中心", "国贸大厦", "华润大厦", "金色家园")
+EN_STREETS = ("Main", "Oak", "Maple", "Cedar", "Park", "Washington", "Lake", "Hill", "Elm", "Pine", "Sunset",
+              "Highland", "Church", "Mill", "River", "King", "Queen", "Victoria", "Baker", "High", "Station",
+              "Jefferson", "Franklin", "Lincoln", "Spring", "Willow", "Chestnut", "Madison", "Forest", "Green")
+US_SUFFIXES = ("Street", "St", "Avenue", "Ave", "Road", "Rd", "Boulevard", "Blvd", "Lane", "Ln", "Drive", "Dr",
+               "Court", "Ct", "Way", "Place", "Terrace", "Parkway")
+UK_SUFFIXES = ("Road", "Street", "Lane", "Close", "Avenue", "Crescent", "Gardens", "Way")
+UK_TOWNS = ("London", "Manchester", "Leeds", "Bristol", "Cardiff", "Oxford", "York", "Brighton", "Glasgow",
+            "Edinburgh", "Nottingham", "Reading")
+CA_CITIES = (("Toronto", "ON"), ("Ottawa", "ON"), ("Montreal", "QC"), ("Vancouver", "BC"), ("Calgary", "AB"),
+             ("Halifax", "NS"), ("Winnipeg", "MB"))
 
 @dataclass(frozen=True, slots=True)
 class Value:
@@ -442,6 +503,112 @@ class Values:
             return Value("AKIA" + key, "aws_access_key")
         return Value("ghp_" + "".join(self.rng.choice(alnum) for _ in range(36)), "github_pat")
 
+    # issue 24 ------------------------------------------------------------------------------------------
+
+    def cn_passport_more(self) -> Value:
+        """The PRC formats the first items lack: diplomatic, service and public-affairs passports (D/S/P, with
+        an E for the e-passports: DE1234567), and the HKSAR and Macao SAR passports (H/K/M + 8 digits,
+        which read as a Home Return Permit number without the word passport around them)."""
+        if self.rng.random() < 0.6:
+            return Value(self.rng.choice("DSP") + self.rng.choice(("", "E")) + self.digits(7), "dsp")
+        return Value(self.rng.choice("HKM") + self.digits(8), "sar")
+
+    def passport(self) -> Value:
+        """Other countries' passport numbers, as their formats are documented (found only after a label). A Korean
+        M + 8 digits or an Indian S + 7 digits reads as a PRC (Macao SAR, service) passport and is left out."""
+        country = self.rng.choice(("us", "gb", "de", "fr", "jp", "in", "ca", "sg", "au"))
+        up = string.ascii_uppercase
+        if country in ("us", "gb"):
+            v = str(self.rng.randint(1, 9)) + self.digits(8)
+        elif country == "de":
+            alphabet = "CFGHJKLMNPRTVWXYZ"
+            v = self.rng.choice(alphabet) + "".join(
+                self.rng.choice(alphabet + string.digits * 2) for _ in range(8))
+        elif country == "fr":
+            v = self.digits(2) + "".join(self.rng.choice(up) for _ in range(2)) + self.digits(5)
+        elif country == "jp":
+            v = self.rng.choice(("TK", "TR", "MZ", "TZ")) + self.digits(7)
+        elif country in ("in", "au"):
+            # not D, S or P: a letter and 7 digits after those is a PRC passport of the same form
+            v = self.rng.choice("ABCJLNRTUVWZ") + self.digits(7)
+        elif country == "ca":
+            v = "".join(self.rng.choice(up) for _ in range(2)) + self.digits(6)
+        else:  # Singapore: a letter, 7 digits, a check letter
+            v = self.rng.choice("KE") + self.digits(7) + self.rng.choice(up)
+        return Value(v, country)
+
+    def person_name(self) -> Value:
+        r = self.rng.random()
+        if r < 0.3:
+            return Value(str(self.zh.name()), "zh")
+        if r < 0.45:
+            return Value(self.rng.choice(ZH_SURNAMES) + "".join(
+                self.rng.choice(ZH_GIVEN) for _ in range(self.rng.choice((1, 2, 2)))), "zh")
+        if r < 0.55:
+            return Value(self.rng.choice(ZH_COMPOUND) + "".join(
+                self.rng.choice(ZH_GIVEN) for _ in range(self.rng.choice((1, 2)))), "zh_compound")
+        first, last = str(self.en.first_name()), str(self.en.last_name())
+        if self.rng.random() < 0.1:
+            return Value(f"{first} {self.rng.choice(string.ascii_uppercase)}. {last}", "en_initial")
+        return Value(f"{first} {last}", "en")
+
+    def postal_address(self) -> Value:
+        r = self.rng.random()
+        if r < 0.55:
+            return self.zh_address()
+        if r < 0.8:
+            return self.us_address()
+        if r < 0.9:
+            return self.uk_address()
+        return self.ca_address()
+
+    def zh_address(self, labelled: bool = False) -> Value:
+        province, city, districts = self.rng.choice(ZH_PLACES)
+        district = self.rng.choice(districts)
+        road = self.rng.choice(ZH_ROADS)
+        number = f"{self.rng.randint(1, 999)}号"
+        if self.rng.random() < 0.15:
+            number = f"{self.rng.randint(1, 200)}-{self.rng.randint(1, 30)}号"
+        r = self.rng.random()
+        building = "" if r < 0.3 else (
+            f"{self.rng.randint(1, 30)}栋{self.rng.randint(1, 6)}单元"
+            f"{self.rng.randint(1, 33)}0{self.rng.randint(1, 6)}室"
+            if r < 0.55 else f"{self.rng.randint(1, 20)}号楼{self.rng.randint(1, 28)}0{self.rng.randint(1, 8)}室"
+            if r < 0.75 else f"{self.rng.choice(ZH_ESTATES)}{self.rng.randint(1, 20)}栋{self.rng.randint(101, 2802)}"
+            if r < 0.9 else f"{self.rng.choice(ZH_ESTATES)}{self.rng.randint(2, 40)}层")
+        tail = road + number + building
+        r = self.rng.random()
+        if labelled and r < 0.5:
+            return Value(district + tail, "zh_district")
+        if labelled and r < 0.7:
+            return Value(tail, "zh_road")
+        if r < 0.3 and city:
+            return Value(city + district + tail, "zh_city")
+        return Value(province + city + district + tail, "zh_full")
+
+    def us_address(self) -> Value:
+        street = f"{self.rng.randint(1, 9999)} {self.rng.choice(EN_STREETS)} {self.rng.choice(US_SUFFIXES)}"
+        if self.rng.random() < 0.2:
+            street += self.rng.choice((", Apt ", " Apt. ", ", Suite ", " #")) + str(self.rng.randint(1, 40)) + \
+                self.rng.choice(("", "B", ""))
+        if self.rng.random() < 0.2:
+            return Value(street, "us_street")
+        return Value(f"{street}, {self.en.city()}, {self.en.state_abbr()} {self.en.postcode()}", "us_full")
+
+    def uk_address(self) -> Value:
+        up = "ABCDEFGHJKLMNPRSTUWYZ"
+        area = self.rng.choice(up) + self.rng.choice(("", self.rng.choice(up)))
+        postcode = f"{area}{self.rng.randint(1, 29)} {self.rng.randint(0, 9)}{self.rng.choice(up)}{self.rng.choice(up)}"
+        street = f"{self.rng.randint(1, 300)} {self.rng.choice(EN_STREETS)} {self.rng.choice(UK_SUFFIXES)}"
+        return Value(f"{street}, {self.rng.choice(UK_TOWNS)} {postcode}", "uk")
+
+    def ca_address(self) -> Value:
+        up = "ABCEGHJKLMNPRSTVXY"
+        postcode = (f"{self.rng.choice(up)}{self.rng.randint(0, 9)}{self.rng.choice(up)} "
+                    f"{self.rng.randint(0, 9)}{self.rng.choice(up)}{self.rng.randint(0, 9)}")
+        city, province = self.rng.choice(CA_CITIES)
+        street = f"{self.rng.randint(1, 9999)} {self.rng.choice(EN_STREETS)} {self.rng.choice(US_SUFFIXES)}"
+        return Value(f"{street}, {city}, {province} {postcode}", "ca")
 
 # --- decoys ------------------------------------------------------------------------------------------------
 
@@ -648,6 +815,116 @@ OPENERS = ("", "", "", "你好，", "麻烦帮我查一下，", "Hi team, ", "�
 CLOSERS = ("", "", "", "谢谢！", " Thanks.", "，尽快处理。", "。有问题再联系。", " ASAP.", "，多谢", "")
 BANKS = ("工商银行", "建设银行", "农业银行", "招商银行", "中国银行", "交通银行")
 
+# Issue 24 items: appended after the first ones (see `_issue24_plan`).
+PASSPORT_LABELLED = ("passport no. {v}", "Passport No.: {v}", "passport number {v}", "Passport Number: {v}",
+                     "护照号{v}", "护照号码：{v}", "护照号码是{v}", "{name}的护照号码为{v}",
+                     "her passport number is {v}.", "passport #{v}", "Passport no:{v}，有效期十年")
+# Home Return Permit numbers (H/M + 8 digits), labeled hk_macau_permit: the SAR passports' own format.
+RETURN_PERMIT_TEMPLATES = ("回乡证号码{v}", "港澳居民来往内地通行证：{v}", "Home Return Permit {v}", "回乡证{v}已过期")
+NAME_TEMPLATES = (
+    "收件人：{v}", "收件人{v}，", "联系人：{v}", "姓名：{v}", "客户{v}反映网速很慢", "{v}先生您好，",
+    "{v}女士，您的包裹已到",
+    "请把资料转交{v}老师", "申请人{v}已提交材料", "患者{v}，45岁，", "我叫{v}，", "经办人：{v}", "{v}的手机号换了",
+    "负责人是{v}", "乘客{v}请到登机口", "Name: {v}", "Dear {v},", "Mr. {v} will call you back",
+    "Ms. {v} requested a refund", "customer {v} asked for an invoice", "patient {v} was admitted",
+    "My name is {v}.", "Contact: {v}", "Attn: {v}", "{v}'s phone number is on file",
+    "applicant {v} submitted the form", "Signed: {v}", "Dr. {v} is on call tonight",
+)
+ADDRESS_TEMPLATES = ("我家住在{v}", "请寄到{v}，谢谢", "公司地址是{v}", "收件地址{v}，电话见上", "Ship to {v}.",
+                     "My address is {v}.", "Please send the documents to {v}", "I live at {v}",
+                     "Mailing address: {v}", "Deliver to {v} before Friday", "billing address {v}")
+# A label before it: an address may then start at its district or its road.
+ADDRESS_LABELLED = ("收货地址：{v}", "地址：{v}", "家庭住址：{v}", "住址{v}", "收件地址：{v}")
+# Shipping labels and forms: a name, a phone number and an address together.
+SHIPPING_TEMPLATES = ("收件人：{name}，电话：{mobile}，地址：{address}", "{name} {mobile} {address}",
+                      "联系人{name}，手机{mobile}，收货地址{address}",
+                      "Name: {en_name}\nPhone: {mobile}\nAddress: {en_address}",
+                      "Ship to {en_name}, {en_address}. Tel {mobile}")
+# Non-PII that looks like a name or an address: famous people, places in travel questions, company and brand
+# names, streets in directions, and the labels' words before ordinary nouns. (template, text, kind)
+CONTEXT_DECOYS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "history": (
+        ("{v}是唐朝最著名的诗人之一。", "李白", "person_name"),
+        ("{v}统一了六国，建立了秦朝。", "秦始皇", "person_name"),
+        ("草船借箭说的是{v}的故事吗？", "诸葛亮", "person_name"),
+        ("{v} was the first president of the United States.", "George Washington", "person_name"),
+        ("Why did {v} issue the Emancipation Proclamation?", "Abraham Lincoln", "person_name"),
+        ("When did {v} sail to the Americas?", "Christopher Columbus", "person_name"),
+        ("《红楼梦》的作者是{v}吗？", "曹雪芹", "person_name"),
+        ("请介绍一下{v}的生平。", "孙中山", "person_name"),
+        ("What did {v} discover about gravity?", "Isaac Newton", "person_name"),
+        ("{v}是哪个朝代的皇帝？", "康熙", "person_name"),
+        ("Summarize the plot of {v}'s Hamlet.", "William Shakespeare", "person_name"),
+        ("{v}和颜真卿谁的书法更好？", "王羲之", "person_name"),
+    ),
+    "travel": (
+        ("{v}有哪些值得去的景点？", "北京市", "postal_address"),
+        ("从{v}到西湖怎么坐地铁？", "杭州东站", "postal_address"),
+        ("去{v}旅游需要几天？", "上海市浦东新区", "postal_address"),
+        ("What is there to see in {v}?", "San Francisco", "postal_address"),
+        ("Is {v} worth a visit in winter?", "New York City", "postal_address"),
+        ("{v}的天气怎么样？", "广东省深圳市", "postal_address"),
+        ("How far is {v} from Heathrow?", "Oxford Street", "postal_address"),
+        ("推荐一下{v}的美食。", "四川省成都市锦江区", "postal_address"),
+        ("Plan a 3-day trip to {v}, Ontario.", "Toronto", "postal_address"),
+        ("{v}附近有什么酒店？", "南京东路步行街", "postal_address"),
+    ),
+    "company": (
+        ("{v}的股价今天涨了5%。", "李宁", "person_name"),
+        ("我想买一瓶{v}凉茶。", "王老吉", "person_name"),
+        ("{v} reported quarterly earnings today.", "Morgan Stanley", "person_name"),
+        ("I opened an account at {v} Bank.", "Wells Fargo", "person_name"),
+        ("{v}剪刀是老字号。", "张小泉", "person_name"),
+        ("Compare the {v} F-150 with the Silverado.", "Ford", "person_name"),
+        ("{v}是一家做电商的公司。", "阿里巴巴", "person_name"),
+        ("Is {v} a good employer?", "Johnson & Johnson", "person_name"),
+    ),
+    "directions": (
+        ("沿着{v}直走，第二个路口右转。", "中山路", "postal_address"),
+        ("Turn left onto {v} and continue for 2 miles.", "Main Street", "postal_address"),
+        ("在{v}和解放路的路口等我。", "人民路", "postal_address"),
+        ("Take {v} north past the park.", "Oak Avenue", "postal_address"),
+        ("地铁2号线到{v}站下车。", "南京东路", "postal_address"),
+        ("The bus stops at 5th and {v}.", "Elm Street", "postal_address"),
+        ("从{v}出口出来往东走200米。", "建国路", "postal_address"),
+        ("Go down {v} for 300 yards, then left.", "High Street", "postal_address"),
+    ),
+    "passport_label": (
+        ("passport no. {v}", "PENDING", "passport"),
+        ("护照号码{v}", "待补充", "passport"),
+        ("Passport Number: {v}", "TBD", "passport"),
+        ("passport photo size {v}", "35x45mm", "passport"),
+        ("护照有效期至{v}", "2031年5月", "passport"),
+        ("passport #{v}", "N/A", "passport"),
+        ("A passport number is {v} characters long.", "9", "passport"),
+        ("护照号码为{v}位", "9", "passport"),
+    ),
+    "label_word": (
+        ("收件人{v}写错了，请更正。", "信息", "person_name"),
+        ("客户{v}是我们最重视的。", "满意度", "person_name"),
+        ("我们要维护好客户{v}。", "关系", "person_name"),
+        ("联系人{v}需要更新。", "列表", "person_name"),
+        ("Dear {v},", "Customer Service Team", "person_name"),
+        ("Contact: {v}", "Support Desk", "person_name"),
+        ("Name: {v}", "N/A", "person_name"),
+        ("姓名{v}不能为空。", "一栏", "person_name"),
+        ("地址：{v}", "见附件", "postal_address"),
+        ("请填写收货地址{v}。", "和电话", "postal_address"),
+        ("Dear {v},", "Sir or Madam", "person_name"),
+    ),
+}
+MORE_CLEAN_TEXTS: tuple[str, ...] = (
+    "帮我写一个Python函数，计算列表中所有偶数的和。", "周末我们去爬山吧，天气预报说是晴天。",
+    "How do I reverse a linked list in Java?", "红烧肉怎么做才不腻？", "请把这段话翻译成英文：我明天开会。",
+    "What is the difference between TCP and UDP?", "马上就要考试了，有什么复习建议吗？",
+    "解释一下什么是量子纠缠。", "Write a haiku about autumn leaves.", "黄金价格最近为什么涨这么多？",
+    "高铁和飞机哪个更适合800公里的行程？", "Can you summarize the main causes of World War I?",
+    "我们公司下周三开年会，帮我拟一个通知。", "王者荣耀新赛季有什么变化？",
+    "The quick brown fox jumps over the lazy dog.",
+    "张家界和九寨沟哪个更值得去？", "Which is better for a beginner, Python or JavaScript?",
+    "司马光砸缸的故事告诉我们什么道理？", "请推荐几本关于宋朝历史的书。",
+    "Dear team, the release is postponed to Monday.",
+)
 
 @dataclass(slots=True)
 class _Builder:
@@ -686,13 +963,19 @@ class CorpusGenerator:
     def _fill(self, b: _Builder, template: str, put: Callable[[], None]) -> None:
         """Write `template` into `b`, calling `put` where `{v}` stands."""
         before, after = template.split("{v}")
-        b.text(self._subst(before))
+        self._subst(b, before)
         put()
-        b.text(self._subst(after))
+        self._subst(b, after)
 
-    def _subst(self, s: str) -> str:
-        return (s.replace("{name}", str(self.zh.name())).replace("{company}", str(self.zh.company()))
-                .replace("{bank}", self.rng.choice(BANKS)))
+    def _subst(self, b: _Builder, s: str) -> None:
+        """Write `s` into `b` with {name}, {company} and {bank} filled in; a name is a person_name label. The
+        generators are called whether or not `s` has the field, as they always were (same corpus per seed)."""
+        name = str(self.zh.name())
+        s = s.replace("{company}", str(self.zh.company())).replace("{bank}", self.rng.choice(BANKS))
+        for i, part in enumerate(s.split("{name}")):
+            if i:
+                b.value("person_name", Value(name, "zh_template"))
+            b.text(part)
 
     def _filler(self) -> str:
         r = self.rng.random()
@@ -759,11 +1042,11 @@ class CorpusGenerator:
             template = self.rng.choice(ADJACENT_TEMPLATES)
             head, rest = template.split("{card}")
             mid, tail = rest.split("{other}")
-            b.text(self._subst(head))
+            self._subst(b, head)
             b.value("bank_card", card_value)
             b.text(mid)
             b.value(kind, other)
-            b.text(self._subst(tail))
+            self._subst(b, tail)
 
         self._wrap(b, body)
         return b
@@ -773,13 +1056,89 @@ class CorpusGenerator:
         b.text(self.rng.choice(OPENERS) + self.rng.choice(CLEAN_TEXTS) + self._filler())
         return b
 
+    # issue 24 ---------------------------------------------------------------------------------------------
+
+    def labelled(self, kind: str, v: Value, templates: Sequence[str]) -> _Builder:
+        b = _Builder()
+        template = self.rng.choice(templates)
+        self._wrap(b, partial(self._fill, b, template, partial(b.value, kind, v)))
+        return b
+
+    def address(self) -> _Builder:
+        if self.rng.random() < 0.25:  # labelled: it may start at its district or road
+            v = self.values.zh_address(labelled=True)
+            return self.labelled("postal_address", v, ADDRESS_LABELLED)
+        return self.labelled("postal_address", self.values.postal_address(), ADDRESS_TEMPLATES)
+
+    def shipping(self) -> _Builder:
+        """A shipping label: name, mobile number and address, in Chinese or English."""
+        b = _Builder()
+        template = self.rng.choice(SHIPPING_TEMPLATES)
+        en = "{en_name}" in template
+        name = self.values.person_name()
+        while (name.variant.startswith("en")) != en:
+            name = self.values.person_name()
+        values = {"name": ("person_name", name), "en_name": ("person_name", name),
+                  "mobile": ("cn_mobile", Value(self.values.raw_mobile(), "plain")),
+                  "address": ("postal_address", self.values.zh_address()),
+                  "en_address": ("postal_address", self.rng.choice(
+                      (self.values.us_address, self.values.uk_address, self.values.ca_address))())}
+
+        def body() -> None:
+            rest = template
+            while "{" in rest:
+                head, _, rest = rest.partition("{")
+                field_name, _, rest = rest.partition("}")
+                b.text(head)
+                kind, v = values[field_name]
+                b.value(kind, v)
+            b.text(rest)
+
+        self._wrap(b, body)
+        return b
+
+    def context_decoy(self, reason: str) -> _Builder:
+        b = _Builder()
+        template, value, kind = self.rng.choice(CONTEXT_DECOYS[reason])
+        before, after = template.split("{v}")
+        b.text(self.rng.choice(OPENERS) + before)
+        b.decoy(kind, value, reason, False)
+        b.text(after)
+        return b
+
+    def more_clean(self) -> _Builder:
+        b = _Builder()
+        b.text(self.rng.choice(OPENERS) + self.rng.choice(MORE_CLEAN_TEXTS) + self._filler())
+        return b
+
+    def _issue24_plan(self, per_kind: int, multi: int, per_decoy: int,
+                      clean: int) -> list[tuple[str, Callable[[], _Builder]]]:
+        v = self.values
+        plan: list[tuple[str, Callable[[], _Builder]]] = []
+        plan += [("cn_passport_more", lambda: self.labelled(
+            "cn_passport", v.cn_passport_more(), TEMPLATES["cn_passport"] + PASSPORT_LABELLED))
+            for _ in range(per_kind)]
+        plan += [("passport", lambda: self.labelled("passport", v.passport(), PASSPORT_LABELLED))
+                 for _ in range(per_kind)]
+        plan += [("return_permit", lambda: self.labelled(
+            "hk_macau_permit", Value(self.rng.choice("HM") + v.digits(8), "return_permit"),
+            RETURN_PERMIT_TEMPLATES)) for _ in range(per_decoy)]
+        plan += [("person_name", lambda: self.labelled("person_name", v.person_name(), NAME_TEMPLATES))
+                 for _ in range(per_kind)]
+        plan += [("postal_address", self.address) for _ in range(per_kind)]
+        plan += [("shipping", self.shipping) for _ in range(multi // 3)]
+        for reason in CONTEXT_DECOYS:
+            plan += [(f"decoy_{reason}", partial(self.context_decoy, reason)) for _ in range(per_decoy)]
+        plan += [("clean", self.more_clean) for _ in range(clean)]
+        return plan
+
     def generate(self, per_kind: int = 220, multi: int = 300, per_decoy: int = 70,
                  clean: int = 150) -> list[Item]:
         plan: list[tuple[str, Callable[[], _Builder]]] = []
-        for kind in KINDS:
+        for kind in BASE_KINDS:
             plan += [(kind, partial(self.single, kind)) for _ in range(per_kind)]
         for _ in range(multi):
-            ks = self.rng.sample(KINDS, self.rng.randint(2, 4))
+            ks = self.rng.sample(BASE_KINDS, self.rng.randint(2, 4))
             plan.append(("multi", partial(self.multi, ks)))
         for reason in DECOY_KIND:
             plan += [(f"decoy_{reason}", partial(self.decoy, reason)) for _ in range(per_decoy)]
@@ -787,6 +1146,7 @@ class CorpusGenerator:
         for reason in LATER_DECOY_KIND:
             plan += [(f"decoy_{reason}", partial(self.decoy, reason)) for _ in range(per_decoy)]
         plan += [("adjacent", self.adjacent) for _ in range(per_decoy)]
+        plan += self._issue24_plan(per_kind, multi, per_decoy, clean)
         items = []
         for i, (tag, make) in enumerate(plan):
             b = make()

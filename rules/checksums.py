@@ -229,3 +229,10 @@ def cn_license_plate(value: str) -> bool | None:
     if len(serial) == 6:
         return None if serial[0] in "DF" or serial[-1] in "DF" else False
     return None
+
+
+def passport_number(value: str) -> bool | None:
+    """A passport number after its label (ICAO Doc 9303 leaves the document number's form to each state: up to 9
+    characters, capitals and digits): False for fewer than two digits (a word in capitals, "PENDING", or
+    an abbreviation), else None, as no check digit is written with the number itself."""
+    return None if sum(c.isdigit() for c in value) >= 2 else False

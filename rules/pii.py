@@ -189,6 +189,12 @@ _CN_CC = "(?:(?:\\+|00)86|[(（]\\+?86[)）])"
 # full-width and small ones), or U+2010-U+2015, hyphens and dashes that normalization keeps. Literal, not
 # \x{...}: the prefix closures are parsed with Python's re (rules/prefix.py).
 _MOBILE_SEP = "[ \\-\u2010-\u2015]"
+# A passport number's label, up to where the number starts: "passport no. ", "Passport Number: ", "passport #",
+# "护照号码：", "护照号是".
+_PASSPORT_LABEL = (
+    "(?:(?i:passport)(?: ?(?i:no|num|number|nr|#)\\.?)?(?: (?i:is))?|护照(?:号码|号|编号)?(?:是|为)?)"
+    f" ?(?:{_COLON}|#)? ?"
+)
 _ID_CONTEXT = ("身份证", "证件号", "身份号", "id card", "identity", "公民身份")
 _MOBILE_CONTEXT = ("手机", "电话", "联系", "致电", "mobile", "phone", "tel", "call", "微信")
 
@@ -258,9 +264,26 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         negative=("身份证", "证件号", "id card", "identity"),
     ),
     PiiSpec(
+        # Ordinary (G, E + 8 digits, E + letter + 7 digits), diplomatic, service and public-affairs (D, S, P,
+        # DE, SE, PE + 7 digits) PRC passports.
         "cn_passport", "cn_passport", "[EG][0-9]{8}|E[A-HJ-NP-Z][0-9]{7}|[DSP]E?[0-9]{7}",
         max_len=9, left=_ALNUM, right=_ALNUM, strip="", score=0.6,
         context=("护照", "passport", "证件"),
+    ),
+    PiiSpec(
+        # HKSAR (H, K) and Macao SAR (M) passports: H/M + 8 digits is also a Home Return Permit's number
+        # (hk_macau_permit), so these count only with the word passport just before them, which lifts them
+        # over the rule's min_score and over the permit's reading of the same span (rules/scanner.py).
+        "cn_passport.sar", "cn_passport", "[HKM][0-9]{8}",
+        max_len=9, left=_ALNUM, right=_ALNUM, strip="", score=0.45,
+        context=("护照", "passport"),
+    ),
+    PiiSpec(
+        # Any other country's passport number, only after its label ("passport no.", "护照号码："): 6-9 capitals
+        # and digits, at least two digits (not a word in capitals). A PRC form after the label is reported as
+        # cn_passport too (same span), with the label as its context: that reading scores higher and wins.
+        "passport", "passport", "[A-Z0-9]{6,9}", prefix=_PASSPORT_LABEL,
+        max_len=9, validator=checksums.passport_number, left=_ALNUM, right=_ALNUM, strip="", score=0.7,
     ),
     PiiSpec(
         "hk_macau_permit", "hk_macau_permit", "C[0-9A-HJ-NP-Z][0-9]{7}|[HM][0-9]{8}(?:[0-9]{2})?",

@@ -45,6 +45,7 @@ DEFAULT_MASKS: dict[str, MaskSpec] = {
     "cn_landline": MaskSpec("keep", first=0, last=4),
     "cn_uscc": MaskSpec("keep", first=2, last=2),
     "cn_passport": MaskSpec("keep", first=1, last=2),
+    "passport": MaskSpec("keep", first=1, last=2),
     "hk_macau_permit": MaskSpec("keep", first=1, last=2),
     "cn_license_plate": MaskSpec("keep", first=2, last=1),
     "email": MaskSpec("email"),

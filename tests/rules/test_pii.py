@@ -7,6 +7,7 @@ import pytest
 
 from rules.normalize import NormalizeConfig, Views
 from rules.pii import BUILTIN_SPECS, PiiDetector
+from rules.scanner import Scanner
 from tests.rules import values as v
 
 DETECTOR = PiiDetector(BUILTIN_SPECS, {})
@@ -43,8 +44,11 @@ TABLE: list[tuple[str, str, str | None, str | None]] = [
     ("cn_uscc", v.USCC, None, v.USCC[:-1] + ("B" if v.USCC[-1] != "B" else "C")),
     ("cn_passport", "E12345678", None, None),
     ("cn_passport", "EA1234567", None, None),
+    ("cn_passport", "DE1234567", None, None),
+    ("cn_passport", "S1234567", None, None),
+    ("cn_passport", "PE1234567", None, None),
     ("hk_macau_permit", "C12345678", None, None),
-    ("hk_macau_permit", "H12345678", None, None),
+    ("hk_macau_permit", "H1234567890", None, None),  # H12345678: also a SAR passport (test_passports)
     ("cn_license_plate", "京A12345", "京A·12345", "京ABCDEF"),
     ("cn_license_plate", "粤BD12345", None, None),
     ("email", "zhang.san@example.com", None, None),
@@ -275,3 +279,36 @@ def test_glued_letters_and_digits_inside_a_token_are_still_no_value() -> None:
     assert found("ref X10E12345678") == []
     assert found("a@b.cn4") == [("email", "a@b.cn")]
     assert found("a@b.cnx4") == [("email", "a@b.cnx")]  # the longest TLD: letters may continue one
+
+
+SCANNER = Scanner.load()
+
+
+def scanned(text: str) -> list[tuple[str, str]]:
+    """(kind, raw text) of the reported findings of the builtin packs (min_score and overlaps applied)."""
+    return [(f.kind, text[f.start : f.end]) for f in SCANNER.scan(text).findings]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # SAR passports read as Home Return Permits unless the word passport is right before them
+    ("护照号码：H12345678，请核对", [("cn_passport", "H12345678")]),
+    ("passport no. M12345678", [("cn_passport", "M12345678")]),
+    ("Passport Number: K12345678", [("cn_passport", "K12345678")]),
+    ("回乡证号码H12345678", [("hk_macau_permit", "H12345678")]),
+    ("H12345678", [("hk_macau_permit", "H12345678")]),
+    ("K12345678", []),
+    # other countries' numbers after their label
+    ("passport no. 123456789", [("passport", "123456789")]),
+    ("Passport No.: C01X00T47 issued in Köln", [("passport", "C01X00T47")]),
+    ("her passport number is 18AV12345.", [("passport", "18AV12345")]),
+    ("护照号码是TK1234567，有效期十年", [("passport", "TK1234567")]),
+    ("passport #AB123456", [("passport", "AB123456")]),
+    ("护照号：E12345678", [("cn_passport", "E12345678")]),  # a PRC form after the label stays cn_passport
+    # no number after the label, or a number without one
+    ("passport no. PENDING", []),
+    ("passport no. AB12", []),
+    ("护照号码待补充", []),
+    ("order no. 123456789", []),
+])
+def test_passports(text: str, expected: list[tuple[str, str]]) -> None:
+    assert scanned(text) == expected
