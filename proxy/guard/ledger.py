@@ -73,7 +73,6 @@ class GuardLedger:
     detections: dict[Detection, int] = field(default_factory=dict)
     seconds: dict[Direction, float] = field(default_factory=dict)  # scanning time per direction
     matched_rules: dict[Direction, tuple[str, ...]] = field(default_factory=dict)  # rule ids that matched there
-    schema_result: str | None = None  # output schema validation: valid | invalid | error
 
     def record(self, direction: Direction, action: Action, decisions: Iterable[Decision],
                seconds: float = 0.0) -> None:

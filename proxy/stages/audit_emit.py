@@ -20,6 +20,7 @@ from mitmproxy import http
 from audit import AppendTicket, AuditLog, ExchangeRecord
 from audit.errors import AuditError
 from proxy.errors import ApiError
+from proxy.schemas.plan import SchemaFacts
 from proxy.services import Services
 from proxy.state import FlowState, Outcome, get_state
 
@@ -76,7 +77,19 @@ def record_body(state: FlowState, policy_version: str) -> dict[str, object]:
                                "allowed": bool(provenance.model_admin_allowed)}
     if provenance.base_model is not None:
         body["base_model"] = provenance.base_model
+    if state.schema is not None:
+        body["schema"] = schema_record(state.schema)
     return body
+
+
+def schema_record(facts: SchemaFacts) -> dict[str, object]:
+    """The exchange's output schema (issue 21): the verdict (the last answer's result; null when nothing in the
+    answer was under the schema, such as a refusal, or no answer came), which schema (SHA-256 of its
+    canonical form), where it came from, and the answers checked. No violation messages: their JSON pointers
+    may name the answer's own object keys (a schema of maps), and the record never holds answer text."""
+    verdict = facts.verdict
+    return {"result": verdict.value if verdict is not None else None, "sha256": facts.plan.sha256,
+            "source": facts.plan.source.value, "attempts": facts.attempts}
 
 
 class AuditEmit:

@@ -15,8 +15,10 @@ from mitmproxy import http
 
 from proxy.answer import parse_answer
 from proxy.guard.ledger import GuardLedger
+from proxy.schemas.plan import SchemaFacts
 from proxy.services import Services
 from proxy.state import FlowState, Outcome, Route, get_state
+from proxy.telemetry import attributes as A
 
 log = logging.getLogger("warden.exchange")
 
@@ -86,8 +88,10 @@ class Telemetry:
         if usage.cached_tokens:
             m.cached_prompt_tokens_child(model).inc(usage.cached_tokens)
         ledger = state.ledger
-        if ledger.detections or ledger.finding_counts or ledger.seconds or ledger.schema_result:
+        if ledger.detections or ledger.finding_counts or ledger.seconds:
             self._guard_metrics(ledger)
+        if state.schema is not None:
+            self._schema(state, state.schema)
         if state.provenance.spans is not None:
             try:
                 self.tracing.finish(state)
@@ -114,5 +118,16 @@ class Telemetry:
                 m.guard_detections_child("guard", m.kinds(kind), "unknown", ledger.action.value).inc(n)
         for direction, seconds in ledger.seconds.items():
             m.guard_duration_child(direction.value).observe(seconds)
-        if ledger.schema_result:
-            m.schema_validations_child(ledger.schema_result).inc()
+
+    def _schema(self, state: FlowState, facts: SchemaFacts) -> None:
+        """One count per answer checked (labels: the SchemaResult and the SchemaSource, both bounded enums);
+        the verdict, the schema's digest, its source and the attempts on the SERVER span."""
+        source = facts.plan.source.value
+        for result in facts.results:
+            self.metrics.schema_validations_child(result.value, source).inc()
+        spans = state.provenance.spans
+        if spans is not None and spans.sampled:
+            verdict = facts.verdict
+            spans.unique.extend(((A.WARDEN_SCHEMA_RESULT, verdict.value if verdict is not None else None),
+                                 (A.WARDEN_SCHEMA_SHA256, facts.plan.sha256), (A.WARDEN_SCHEMA_SOURCE, source),
+                                 (A.WARDEN_SCHEMA_ATTEMPTS, facts.attempts)))

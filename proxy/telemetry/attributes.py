@@ -67,6 +67,12 @@ WARDEN_POLICY_VERSION: Final = "warden.policy.version"
 WARDEN_AUDIT_SEQ: Final = "warden.audit.seq"
 WARDEN_MODEL_ADMIN_ACTION: Final = "warden.model_admin.action"
 WARDEN_MODEL_ADMIN_ALLOWED: Final = "warden.model_admin.allowed"
+# Output schema validation (issue 21): the verdict (valid | invalid | reasked | rejected), the schema's SHA-256
+# (of its canonical form: which schema, never the answer), request | route, and the answers checked.
+WARDEN_SCHEMA_RESULT: Final = "warden.schema.result"
+WARDEN_SCHEMA_SHA256: Final = "warden.schema.sha256"
+WARDEN_SCHEMA_SOURCE: Final = "warden.schema.source"
+WARDEN_SCHEMA_ATTEMPTS: Final = "warden.schema.attempts"
 
 # The resource's service name when neither OTEL_SERVICE_NAME nor OTEL_RESOURCE_ATTRIBUTES names one.
 DEFAULT_SERVICE_NAME: Final = "warden"

@@ -195,8 +195,9 @@ class Metrics:
             ["stage"], buckets=GUARD_BUCKETS, registry=r,
         )
         self.schema_validations = Counter(
-            "warden_schema_validations", "Answers validated against a JSON Schema, by result.", ["result"],
-            registry=r,
+            "warden_schema_validations", "Answers checked against a JSON Schema, by result (valid, invalid, reasked, "
+            "rejected; one per answer, so a re-asked exchange counts each attempt) and where the schema came from "
+            "(request, route).", ["result", "source"], registry=r,
         )
         self.model_admin = Counter(
             "warden_model_admin_requests", "Model administration calls (LoRA load/unload), by action and decision.",

@@ -17,10 +17,12 @@ from mitmproxy.test import tflow
 from audit import AuditConfig, AuditLog, Origin
 from proxy.config import WardenConfig
 from proxy.guard.engine import Guard
+from proxy.schemas.plan import SchemaFacts, SchemaPlan, SchemaResult, SchemaSource
 from proxy.services import Services
-from proxy.stages.audit_emit import AuditEmit
+from proxy.stages.audit_emit import AuditEmit, record_body
 from proxy.state import STATE_KEY, FlowState, Outcome, Route
 from proxy.telemetry.metrics import Metrics
+from rules.schema import SchemaCache
 
 _GUARD = Guard.load()
 
@@ -118,3 +120,33 @@ def test_an_exchange_is_recorded_once_whichever_hooks_run(tmp_path: Path) -> Non
     assert emit.response(flow) is None
     assert log.stats().records_total == 2 and state.provenance.audit_seq == 1
     assert log.close(10)
+
+
+PERSON = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+@pytest.mark.parametrize(("results", "verdict"), [
+    ([SchemaResult.REASKED, SchemaResult.VALID], "valid"),
+    ([SchemaResult.REJECTED], "rejected"),
+    ([], None),  # nothing in the answer was under the schema (a refusal)
+])
+def test_the_record_has_the_schema_verdict_and_never_its_violations(tmp_path: Path, results: list[SchemaResult],
+                                                                    verdict: str | None) -> None:
+    log = open_log(tmp_path, batch_window=0.002)
+    flow, state = answered()
+    schema = SchemaCache().compile(PERSON)
+    state.schema = SchemaFacts(SchemaPlan(SchemaSource.ROUTE, schema), list(results),
+                               ("at /users/ann@example.com: expected type \"string\" (keyword `type`)",))
+    body = record_body(state, "v1")
+    assert body["schema"] == {"result": verdict, "sha256": schema.sha256, "source": "route",
+                              "attempts": len(results)}
+    assert "ann@example.com" not in json.dumps(body)
+    pending = emitter(log).response(flow)
+    if pending is not None:
+        run(pending)
+    assert flow.response is not None and flow.response.status_code == 200  # the log took the record
+    assert log.close(10)
+
+
+def test_an_exchange_without_a_schema_has_no_schema_object() -> None:
+    assert "schema" not in record_body(FlowState("r", Route.CHAT, 0.0), "v1")
