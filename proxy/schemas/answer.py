@@ -12,17 +12,19 @@ What is not a violation, and why:
   to check;
 - a message that calls tools and has no content: the model chose to call a function before answering (the
   content schema binds the final answer);
-- a call to a function the request offers without `parameters`: there is nothing to check it against.
+- a call to a function the request offers without `parameters`: there is nothing to check it against;
+- content that is only whitespace beside tool calls (models emit "\n\n" before a call).
 A call to a function the request does not offer at all, while the plan has tool schemas, is a violation
 (keyword `name`): no schema can admit it, and a client would dispatch it to nothing.
 
-Content that is only whitespace beside tool calls is not judged either (models emit "\n\n" before a call).
-
 Messages quote only the schema's words (rules.schema.Violation) and the request's own function names, never
-the answer's text. `param` names the failing text as streams name it (proxy/schemas/stream_gate.py): `output`
-for the message text (chat's first choice, any Responses output text), `tool_calls[j].function.arguments`
-for the first choice's calls, `choices[i].message.content` and `choices[i].message.tool_calls[j].function...`
-for later choices, `output[k].arguments` for a Responses function call; `.name` instead of `.arguments` for a
+the answer's text: a violation's JSON pointer keeps array indices and the property names the schema spells,
+and shows any other object key (a map's key is the model's text) as `*`.
+
+`param` names the failing text as streams name it (proxy/schemas/stream_gate.py): `output` for the message
+text (chat's first choice, any Responses output text), `tool_calls[j].function.arguments` for the first
+choice's calls, `choices[i].message.content` and `choices[i].message.tool_calls[j].function.arguments` for
+later choices, `output[k].arguments` for a Responses function call; `.name` instead of `.arguments` for a
 call to a function that is not offered.
 """
 
@@ -33,11 +35,13 @@ from dataclasses import dataclass
 
 from proxy.schemas.plan import SchemaPlan
 from proxy.state import Route
-from rules.schema import CompiledSchema, parse_document
+from rules.schema import CompiledSchema, Violation, parse_document
 from rules.schema.document import JSON_WHITESPACE
 
 MAX_MESSAGES = 8  # violation messages kept for an answer (each text gives at most rules.schema MAX_VIOLATIONS)
 MAX_NAMES_LISTED = 8  # offered function names quoted in an unknown-name violation
+MAX_NAME_SETS = 1024  # schemas whose declared property names are remembered (by content hash)
+_NAMES: dict[str, frozenset[str]] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +93,55 @@ def offered_functions(route: Route, request: Mapping[str, object] | None) -> fro
     return frozenset(names)
 
 
+def declared_names(schema: CompiledSchema) -> frozenset[str]:
+    """Every property name the schema itself spells (`properties`, `required`, `dependentRequired`,
+    `dependentSchemas`, anywhere in it): the names a violation may quote."""
+    found = _NAMES.get(schema.sha256)
+    if found is not None:
+        return found
+    names: set[str] = set()
+    stack: list[object] = [schema.document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key in ("properties", "dependentRequired", "dependentSchemas"):
+                if isinstance(node.get(key), dict):
+                    names.update(node[key])
+            for listed in [node.get("required"), *(node["dependentRequired"].values()
+                                                   if isinstance(node.get("dependentRequired"), dict) else ())]:
+                if isinstance(listed, list):
+                    names.update(n for n in listed if isinstance(n, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    found = frozenset(names)
+    if len(_NAMES) < MAX_NAME_SETS:
+        _NAMES[schema.sha256] = found
+    return found
+
+
+def quotable(violation: Violation, document: object, names: frozenset[str]) -> Violation:
+    """The violation with its pointer's object keys that the schema does not spell as `*`: under
+    `additionalProperties` or `patternProperties` the keys are the model's own text (an e-mail address as a
+    map key), and the message goes where answer text must not (the client's 502, logs)."""
+    if not violation.pointer:
+        return violation
+    node, tokens = document, []
+    for token in violation.pointer.split("/")[1:]:
+        key = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and token.isdigit():
+            tokens.append(token)
+            node = node[int(token)] if int(token) < len(node) else None
+        elif isinstance(node, dict) and key in names:
+            tokens.append(token)
+            node = node.get(key)
+        else:
+            tokens.append("*")
+            node = node.get(key) if isinstance(node, dict) else None
+    pointer = "".join("/" + t for t in tokens)
+    return violation if pointer == violation.pointer else Violation(pointer, violation.keyword, violation.detail)
+
+
 def _violations(schema: CompiledSchema, text: object) -> tuple[str, ...]:
     if text is None:
         text = ""
@@ -97,7 +150,11 @@ def _violations(schema: CompiledSchema, text: object) -> tuple[str, ...]:
     document = parse_document(text)
     if document.violation is not None:
         return (document.violation.message(),)
-    return tuple(v.message() for v in schema.violations(document.value))
+    found = schema.violations(document.value)
+    if not found:
+        return ()
+    names = declared_names(schema)
+    return tuple(quotable(v, document.value, names).message() for v in found)
 
 
 class _Checker:

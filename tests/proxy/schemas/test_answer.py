@@ -144,3 +144,13 @@ def test_offered_functions_chat_and_responses() -> None:
     assert offered_functions(Route.CHAT, chat_tools) == {"a"}
     assert offered_functions(Route.RESPONSES, {"tools": [{"type": "function", "name": "b"}]}) == {"b"}
     assert offered_functions(Route.CHAT, None) == frozenset()
+
+
+def test_a_pointer_quotes_only_names_the_schema_spells() -> None:
+    schema = CACHE.compile({"type": "object", "properties": {"users": {
+        "type": "object", "additionalProperties": {"type": "array", "items": {
+            "type": "object", "properties": {"age": {"type": "integer"}}}}}}})
+    answer = json.dumps({"users": {"ann@example.com": [{"age": 1}, {"age": "x"}], "12345678901": [{"age": "y"}]}})
+    check = check_answer(Route.CHAT, chat({"content": answer}), SchemaPlan(SchemaSource.REQUEST, schema))
+    assert sorted(m.split(":")[0] for m in check.messages()) == ["at /users/*/0/age", "at /users/*/1/age"]
+    assert "example" not in " ".join(check.messages()) and "12345678901" not in " ".join(check.messages())
