@@ -110,6 +110,8 @@ class WardenConfig:
         return self.health_path or BACKEND_HEALTH_PATHS.get(self.backend, "/health")
 
 
+MAX_SCHEMA_REASK = 5  # the client waits for every re-ask in turn: more is a misconfiguration, not persistence
+
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1024, "m": 1000**2, "mb": 1000**2,
                "mib": 1024**2, "g": 1000**3, "gb": 1000**3, "gib": 1024**3}
 _DURATION_UNITS = {"": 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -289,6 +291,9 @@ def resolve(
         raise ConfigError(f"guard_fail_mode must be closed or open, got {merged['guard_fail_mode']!r}")
     if merged.get("schema_policy", "reask") not in ("reject", "flag", "reask"):
         raise ConfigError(f"schema_policy must be reject, flag or reask, got {merged['schema_policy']!r}")
+    if int(str(merged.get("schema_reask", 1))) > MAX_SCHEMA_REASK:
+        raise ConfigError(f"schema_reask is at most {MAX_SCHEMA_REASK} (each re-ask is a whole generation), "
+                          f"got {merged['schema_reask']}")
     if merged.get("schema_inject", "auto") not in ("auto", "off"):
         raise ConfigError(f"schema_inject must be auto or off, got {merged['schema_inject']!r}")
     if bool(merged.get("tls_cert")) != bool(merged.get("tls_key")):

@@ -49,3 +49,9 @@ def test_config_reads_the_map_relative_to_the_config_file(tmp_path: Path) -> Non
     assert from_env.schemas == (("a*", "/s/a.json"), ("b", "/s/b.json")) and from_env.schema == "/s/d.json"
     with pytest.raises(ValueError, match="schema_policy"):
         resolve({"upstream": "http://u:1", "schema_policy": "ignore"}, env={})
+
+
+def test_schema_reask_is_bounded() -> None:
+    assert resolve({"upstream": "http://u:1", "schema_reask": "5"}, env={}).schema_reask == 5
+    with pytest.raises(ValueError, match="at most 5"):
+        resolve({"upstream": "http://u:1", "schema_reask": "6"}, env={})
