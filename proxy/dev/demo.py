@@ -3,8 +3,9 @@
 Starts the stand-in model server and `warden serve` (prompt PII pseudonymized, audit log in a temporary
 directory) on free loopback ports, sends real requests through the official `openai` client (plain and
 streamed: a masked ID, a phone pseudonymized for the model and restored in the answer, a blocked prompt, a
-card number split across stream chunks, a paraphrase with no listed word blocked by the semantic model),
-prints what happened as a table, stops the proxy with SIGTERM (it
+card number split across stream chunks, a paraphrase with no listed word blocked by the semantic model, a
+structured-output request whose first answer does not fit its JSON schema and is re-asked into one that
+does), prints what happened as a table, stops the proxy with SIGTERM (it
 drains), verifies the audit log with `warden audit verify`, and exits 0 only when every step behaved.
 """
 
@@ -222,9 +223,45 @@ def step_split_card_stream(env: DemoEnv) -> Row:
                f"client sees {text!r}", card not in text and "7894" in text)
 
 
+DEMO_SCHEMA = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "population_millions": {"type": "number"}},
+    "required": ["city", "population_millions"],
+    "additionalProperties": False,
+}
+
+
+def step_structured_output(env: DemoEnv) -> Row:
+    """A schema'd request (`response_format` json_schema): the model's first answer wraps the JSON in prose,
+    Warden re-asks (the default policy) with the violation, and the client gets the second answer, valid."""
+    marker = f"demo-{time.monotonic_ns()}"
+    started = time.perf_counter()
+    raw = env.client.chat.completions.with_raw_response.create(
+        model="standin-base", messages=[{"role": "user", "content": f"Largest city of China, as JSON ({marker})"}],
+        response_format={"type": "json_schema",
+                         "json_schema": {"name": "city", "schema": DEMO_SCHEMA, "strict": True}},
+        extra_body={"standin": {"replies": ['Sure! {"city": "Shanghai", "population_millions": 24.9}',
+                                            '{"city": "Shanghai", "population_millions": 24.9}']}},
+    )
+    latency = (time.perf_counter() - started) * 1000
+    answer = raw.parse()
+    content = answer.choices[0].message.content or ""
+    with urllib.request.urlopen(env.upstream_url + "/_standin/received", timeout=5) as resp:  # noqa: S310
+        attempts = sum(marker in r["body"] for r in json.loads(resp.read())["received"])
+    verdict = raw.headers.get("x-warden-schema")
+    try:
+        parsed = json.loads(content)
+    except ValueError:
+        parsed = None
+    return Row("structured output, re-asked", "/v1/chat/completions", str(raw.http_response.status_code), latency,
+               None, tokens_of(answer.usage), f"{attempts} upstream calls, X-Warden-Schema: {verdict}, {content!r}",
+               verdict == "valid" and attempts == 2 and isinstance(parsed, dict) and parsed.get("city") == "Shanghai")
+
+
 STEPS: list[Callable[[DemoEnv], Row]] = [
     step_chat, step_chat_stream, step_completion_stream, step_embeddings, step_upstream_error,
     step_masked_id, step_pseudonymized_phone, step_blocked_prompt, step_paraphrase, step_split_card_stream,
+    step_structured_output,
 ]
 
 
@@ -248,11 +285,11 @@ def metrics_summary(admin_url: str) -> str:
         text = resp.read().decode()
     lines = []
     for family in text_string_to_metric_families(text):
-        if family.name == "warden_requests":
+        if family.name in ("warden_requests", "warden_schema_validations"):
             for s in family.samples:
                 if s.name.endswith("_total"):
                     labels = ", ".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-                    lines.append(f"  warden_requests_total{{{labels}}} {s.value:g}")
+                    lines.append(f"  {s.name}{{{labels}}} {s.value:g}")
     return "\n".join(lines)
 
 

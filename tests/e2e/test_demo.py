@@ -16,3 +16,5 @@ def test_demo_runs_and_exits_zero() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "demo: all steps behaved as expected" in result.stdout
     assert "FAIL" not in result.stdout
+    # The structured-output step: a first answer that does not fit its schema, re-asked into one that does.
+    assert "structured output, re-asked" in result.stdout and "X-Warden-Schema: valid" in result.stdout
