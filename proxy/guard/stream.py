@@ -6,6 +6,11 @@ Each text lane (a choice's content, a tool call's arguments, a Responses output 
 released text, followed by a pseudonym restorer. Events are rewritten only when their text changed; the
 rest pass through byte for byte. A block ends the stream with an OpenAI-shaped error event and
 `data: [DONE]`, and everything after it is swallowed.
+
+When the answer has a JSON schema, a `StreamGate` (proxy/schemas/stream_gate.py) checks each lane's raw text
+before its scanner, and ends the stream with a `schema_violation` error event the same way, after the text
+before the violation and what the lane held back. With the content guard off (`scanner` None) the guard only
+frames lanes for the gate: text passes unscanned and events unchanged.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from proxy.exceptions import ProxyError
 from proxy.guard.engine import inspect
 from proxy.guard.extract import MESSAGE_TEXT_KEYS, put, response_texts
 from proxy.guard.ledger import strongest
+from proxy.schemas.stream_gate import RESPONSES, RESPONSES_CALL, MalformedLane, SchemaCut, StreamGate
 from proxy.sse import SseEvent
 from proxy.state import Route
 from rules.findings import Action
@@ -156,11 +162,14 @@ class Judge:
 
 
 class StreamGuard:
-    """Not thread-safe: one per stream, fed from the stream callable."""
+    """Not thread-safe: one per stream, fed from the stream callable. `scanner` None: the content guard is
+    off and the guard only carries the schema `gate` (text passes as it came)."""
 
-    def __init__(self, scanner: Scanner, vault: PseudonymVault, route: Route, block_status: int,
-                 on_block: Callable[[tuple[str, ...]], None] | None = None, judge: Judge | None = None) -> None:
+    def __init__(self, scanner: Scanner | None, vault: PseudonymVault, route: Route, block_status: int,
+                 on_block: Callable[[tuple[str, ...]], None] | None = None, judge: Judge | None = None,
+                 gate: StreamGate | None = None) -> None:
         self.scanner = scanner
+        self.gate = gate
         self.vault = vault
         self.route = route
         self.block_status = block_status
@@ -197,9 +206,15 @@ class StreamGuard:
 
     # -- lanes -------------------------------------------------------------------------------------------
 
+    @property
+    def scans(self) -> bool:
+        """Whether the content guard scans this stream (else it only carries the schema gate)."""
+        return self.scanner is not None
+
     def lane(self, key: LaneKey) -> Lane:
         lane = self.get_lane(key)
         if lane is None:
+            assert self.scanner is not None
             lane = self.lanes[key] = Lane(StreamScanner(self.scanner, self.vault), self.vault.stream_restorer())
         return lane
 
@@ -210,6 +225,29 @@ class StreamGuard:
             raise MalformedEvent("the model server sent an event whose index is not a number") from None
 
     def feed(self, key: LaneKey, text: str) -> str:
+        """A lane's raw text: the schema gate's check first (SchemaCut at a character that cannot lead to a
+        valid document), then the scan (StreamBlocked); what the client may see now is returned."""
+        gate = self.gate
+        if gate is not None:
+            at = gate.check(key, text)
+            if at is not None:
+                self.cut_lane(key, text[:at])
+            if self.scanner is None:
+                return text
+        return self.scan(key, text)
+
+    def cut_lane(self, key: LaneKey, head: str) -> None:
+        """The gate refused `key` after `head`: `head` is guarded as usual and the lane flushed, then
+        SchemaCut (StreamBlocked when what is released holds a blocking finding: the block wins)."""
+        assert self.gate is not None
+        out = self.scan(key, head) if head and self.scanner is not None else head
+        try:
+            out += self.flush(key)
+        except StreamBlocked as blocked:
+            raise StreamBlocked(key, out + blocked.text) from None
+        raise SchemaCut([(key, out)], self.gate.reject(key))
+
+    def scan(self, key: LaneKey, text: str) -> str:
         lane = self.get_lane(key) or self.lane(key)
         started = time.perf_counter()
         step = lane.scanner.feed(text)
@@ -266,7 +304,9 @@ class StreamGuard:
             return [event.raw]
         except StreamBlocked as blocked:
             return self.block(blocked)
-        except MalformedEvent as exc:
+        except SchemaCut as cut:
+            return self.cut(cut)
+        except (MalformedEvent, MalformedLane) as exc:
             return self.fail(str(exc))
 
     def on_one_delta(self, event: SseEvent, obj: dict[str, Any], choice: Any) -> list[bytes] | None:
@@ -289,40 +329,62 @@ class StreamGuard:
     def on_choices(self, event: SseEvent, obj: dict[str, Any], choices: list[Any]) -> list[bytes]:
         changed = False
         before: list[bytes] = []
-        for position, choice in enumerate(choices):
-            if not isinstance(choice, dict):
-                continue
-            index = choice.get("index", position)
-            delta = choice.get("delta")
-            if isinstance(delta, dict):  # chat
-                for key in _DELTA_TEXT_KEYS:
-                    text = delta.get(key)
-                    if isinstance(text, str) and text:
-                        out = self.feed((index, key), text)
-                        changed |= out != text
-                        delta[key] = out
-                calls = delta.get("tool_calls")
-                if isinstance(calls, list):
-                    for n, call in enumerate(calls):
-                        function = call.get("function") if isinstance(call, dict) else None
-                        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+        gate = self.gate
+        released: list[tuple[LaneKey, str]] = []  # this event's guarded text so far, for a schema cut within it
+        try:
+            for position, choice in enumerate(choices):
+                if not isinstance(choice, dict):
+                    continue
+                index = choice.get("index", position)
+                delta = choice.get("delta")
+                if isinstance(delta, dict):  # chat
+                    for key in _DELTA_TEXT_KEYS:
+                        text = delta.get(key)
+                        if isinstance(text, str) and text:
+                            out = self.feed((index, key), text)
+                            changed |= out != text
+                            delta[key] = out
+                            released.append(((index, key), out))
+                    calls = delta.get("tool_calls")
+                    if isinstance(calls, list):
+                        for n, call in enumerate(calls):
+                            function = call.get("function") if isinstance(call, dict) else None
+                            if not isinstance(function, dict):
+                                continue
                             lane = (index, "tool", call.get("index", n))
-                            out = self.feed(lane, function["arguments"])
-                            changed |= out != function["arguments"]
-                            function["arguments"] = out
-            elif isinstance(choice.get("text"), str) and choice["text"]:  # completions
-                out = self.feed((index, "content"), choice["text"])
-                changed |= out != choice["text"]
-                choice["text"] = out
-            if choice.get("finish_reason") is not None:
-                changed |= self.finish_choice(index, choice, before, obj)
+                            if gate is not None and isinstance(function.get("name"), str) \
+                                    and gate.name(lane, function["name"]):
+                                raise SchemaCut([], gate.reject(lane))  # a function the request does not offer
+                            if isinstance(function.get("arguments"), str):
+                                out = self.feed(lane, function["arguments"])
+                                changed |= out != function["arguments"]
+                                function["arguments"] = out
+                                released.append((lane, out))
+                elif isinstance(choice.get("text"), str) and choice["text"]:  # completions
+                    out = self.feed((index, "content"), choice["text"])
+                    changed |= out != choice["text"]
+                    choice["text"] = out
+                if choice.get("finish_reason") is not None:
+                    changed |= self.finish_choice(index, choice, before, obj)
+        except SchemaCut as cut:
+            cut.prior = before
+            cut.released[:0] = released
+            raise
         if not changed:
             return [*before, event.raw]
         return [*before, event_data(obj)]
 
     def finish_choice(self, index: Any, choice: dict[str, Any], before: list[bytes], obj: dict[str, Any]) -> bool:
         """Release what a finished choice still holds, inside its last event (tool arguments in an event of
-        their own just before it)."""
+        their own just before it). With a schema, its lanes are judged whole first: a violation ends the
+        stream instead of this finish chunk (SchemaCut)."""
+        if self.gate is not None:
+            try:
+                refused = self.gate.end_choice(index)
+            except TypeError:
+                raise MalformedEvent("the model server sent an event whose index is not a number") from None
+            if refused is not None:
+                self.cut_at_end(refused, [k for k in self.lanes if k[0] == index])
         changed = False
         for key in [k for k in self.lanes if k[0] == index]:
             tail = self.flush(key)
@@ -347,6 +409,12 @@ class StreamGuard:
                     before.append(self.text_event(key, tail))
         return changed
 
+    def cut_at_end(self, refused: LaneKey, keys: list[LaneKey]) -> None:
+        """A lane's whole text fails its schema: the `keys` lanes release what they hold, then SchemaCut."""
+        assert self.gate is not None
+        released = [(key, self.flush(key)) for key in keys]  # StreamBlocked from a flush: the block wins
+        raise SchemaCut(released, self.gate.reject(refused))
+
     def on_responses_event(self, event: SseEvent, obj: dict[str, Any], kind: str) -> list[bytes]:
         key = ("responses", obj.get("output_index"), obj.get("content_index"))
         if kind == "response.output_text.delta" and isinstance(obj.get("delta"), str):
@@ -355,7 +423,12 @@ class StreamGuard:
                 return [event.raw]
             obj["delta"] = out
             return [self.reframe(event, obj)]
+        gate = self.gate
         if kind == "response.output_text.done":
+            if gate is not None and gate.end_lane(key):
+                self.cut_at_end(key, [key])
+            if self.scanner is None:
+                return [event.raw]
             tail = self.flush(key)
             before = []
             if tail:
@@ -365,11 +438,42 @@ class StreamGuard:
             lane = self.get_lane(key)
             obj["text"] = "".join(lane.emitted) if lane else obj.get("text", "")
             return [*before, self.reframe(event, obj)]
+        if gate is not None:
+            self.gate_responses_event(gate, obj, kind)
+        if self.scanner is None:
+            return [event.raw]
         return [self.mask_whole(event, obj)]
+
+    def gate_responses_event(self, gate: StreamGate, obj: dict[str, Any], kind: str) -> None:
+        """The Responses events the schema gate reads beyond output text: function calls (their name on the
+        added item, their arguments' deltas and end) and the answer's own end. A Responses function call's
+        arguments are checked, not scanned (the content guard reads them in the whole `.done` events)."""
+        call = (RESPONSES_CALL, obj.get("output_index"))
+        if kind == "response.output_item.added":
+            item = obj.get("item")
+            if isinstance(item, dict) and item.get("type") == "function_call" and isinstance(item.get("name"), str) \
+                    and gate.name(call, item["name"]):
+                raise SchemaCut([], gate.reject(call))  # a function the request does not offer
+        elif kind == "response.function_call_arguments.delta" and isinstance(obj.get("delta"), str):
+            at = gate.check(call, obj["delta"])
+            if at is not None:
+                raise SchemaCut([(call, obj["delta"][:at])], gate.reject(call))
+        elif kind == "response.function_call_arguments.done":
+            if gate.end_lane(call):
+                raise SchemaCut([], gate.reject(call))
+        elif kind in ("response.completed", "response.incomplete"):
+            refused = gate.end_all()
+            if refused is not None:
+                self.cut_at_end(refused, list(self.lanes))
+        elif kind == "response.refusal.delta":
+            gate.refusal(RESPONSES)
+        elif kind == "response.failed":
+            gate.abandon()  # the upstream's own failure: no answer to judge
 
     def mask_whole(self, event: SseEvent, obj: dict[str, Any]) -> bytes:
         """Events that repeat finished text (`response.completed`, `...item.done`, `...part.done`) are
         masked as whole answers: the same result the deltas got, by the stream scanner's invariant."""
+        assert self.scanner is not None
         changed = False
         for container_key, route_body in (("response", lambda o: o), ("item", lambda o: {"output": [o]}),
                                           ("part", lambda o: {"output": [{"content": [o]}]})):
@@ -398,7 +502,12 @@ class StreamGuard:
         return head + event_data(obj)
 
     def flush_all(self) -> list[bytes]:
-        """End of stream without finish events (or with lanes still holding text): release the rest."""
+        """End of stream without finish events (or with lanes still holding text): release the rest. With a
+        schema, every lane still open is judged whole first (SchemaCut instead of the end)."""
+        if self.gate is not None:
+            refused = self.gate.end_all()
+            if refused is not None:
+                self.cut_at_end(refused, list(self.lanes))
         out: list[bytes] = []
         for key in list(self.lanes):
             tail = self.flush(key)
@@ -412,6 +521,10 @@ class StreamGuard:
             return self.reframe(SseEvent(b"", "response.output_text.delta", None),
                                 {"type": "response.output_text.delta", "output_index": key[1],
                                  "content_index": key[2], "delta": text})
+        if key[0] == RESPONSES_CALL:
+            return self.reframe(SseEvent(b"", "response.function_call_arguments.delta", None),
+                                {"type": "response.function_call_arguments.delta", "output_index": key[1],
+                                 "delta": text})
         if len(key) > 2 and key[1] == "tool":
             return sse_data({"choices": [{"index": key[0], "delta": {"tool_calls": [
                 {"index": key[2], "function": {"arguments": text}}]}, "finish_reason": None}]})
@@ -427,6 +540,8 @@ class StreamGuard:
             return self.flush_all()
         except StreamBlocked as blocked:
             return self.block(blocked)
+        except SchemaCut as cut:
+            return self.cut(cut)
 
     # -- endings -----------------------------------------------------------------------------------------
 
@@ -444,6 +559,14 @@ class StreamGuard:
                          f"The model's answer was blocked by policy (rules: {', '.join(rules) or 'unknown'}).",
                          param="output", rules=rules)
         out.append(closing_events(error))
+        return out
+
+    def cut(self, cut: SchemaCut) -> list[bytes]:
+        """The answer cannot fit its schema: what was released before the violation, then the
+        schema_violation error event and [DONE] (recorded by the gate)."""
+        self.ended = True
+        out = [*cut.prior, *(self.text_event(key, text) for key, text in cut.released if text)]
+        out.append(closing_events(cut.error))
         return out
 
     def fail(self, why: str) -> list[bytes]:

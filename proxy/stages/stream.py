@@ -1,8 +1,9 @@
 """Stage 3 (responseheaders): SSE responses are relayed event by event, never buffered (DESIGN section 4).
 
 The relay re-frames events from raw upstream chunks, guards their text (proxy/guard/stream.py) when the route
-is one we inspect, stamps the time to first chunk and collects `usage` on the way, because mitmproxy keeps
-no body after a streamed response.
+is one we inspect, checks it against the answer's JSON schemas as it arrives (proxy/schemas/stream_gate.py)
+when the exchange has any, stamps the time to first chunk and collects `usage` on the way, because mitmproxy
+keeps no body after a streamed response. A stream with neither guard nor schema passes through unparsed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from proxy.guard.ledger import Direction, strongest
 from proxy.guard.stream import Judge, StreamGuard, closing_events
 from proxy.headers import strip_hop_by_hop
 from proxy.mitm.client_wire import write_to_client
+from proxy.schemas.answer import offered_functions
+from proxy.schemas.plan import SchemaPolicy
+from proxy.schemas.stream_gate import StreamGate
 from proxy.services import Services
 from proxy.sse import SseEvent, SseFramer
 from proxy.stages.base import fail_closed
@@ -212,12 +216,15 @@ class SseRelay:
             return
         self.recorded = True
         self.state.output_digest = self.hasher.hexdigest()
-        if self.guard is not None:
-            verdicts = self.guard.verdicts
+        guard = self.guard
+        if guard is not None and guard.gate is not None:
+            guard.gate.settle()
+        if guard is not None and guard.scans:
+            verdicts = guard.verdicts
             self.state.ledger.record(Direction.RESPONSE, verdicts.action, verdicts.decisions, verdicts.seconds)
-            if self.guard.pending:  # judged windows whose verdict comes after the stream: back on the loop
+            if guard.pending:  # judged windows whose verdict comes after the stream: back on the loop
                 loop = asyncio.get_running_loop()
-                for _, future in self.guard.pending:
+                for _, future in guard.pending:
                     future.add_done_callback(lambda f: loop.call_soon_threadsafe(self._late_verdict, f))
 
     def _late_verdict(self, future: Future[ScanResult]) -> None:
@@ -333,8 +340,13 @@ class Stream:
         # The action known so far (the prompt's); the answer's own verdict goes to metrics and audit.
         flow.response.headers["x-warden-action"] = state.ledger.action.value
         guard = None
-        guarded = self.services.config.guard and state.route in INSPECTED_ROUTES
-        if guarded and 200 <= flow.response.status_code < 300:
+        config = self.services.config
+        answered = 200 <= flow.response.status_code < 300
+        gate = None
+        if state.schema is not None and answered:
+            gate = StreamGate(state, state.schema, SchemaPolicy(config.schema_policy),
+                              offered_functions(state.route, state.request_json))
+        if config.guard and state.route in INSPECTED_ROUTES and answered:
             vault = state.ledger.vault or PseudonymVault()
 
             def on_block(rules: tuple[str, ...]) -> None:
@@ -343,8 +355,10 @@ class Stream:
 
             policy = self.services.guard.policy
             judge = Judge(policy.whole_response, self.judge_pool) if policy.offload else None
-            guard = StreamGuard(policy.response, vault, state.route, self.services.config.block_status, on_block,
-                                judge)
+            guard = StreamGuard(policy.response, vault, state.route, config.block_status, on_block, judge, gate)
+        elif gate is not None:
+            # The content guard is off, the schema is not: events are framed and parsed for the gate alone.
+            guard = StreamGuard(None, PseudonymVault(), state.route, config.block_status, gate=gate)
         relay = SseRelay(state, self.clock, guard, self.services.digester.stream())
         encoding = flow.response.headers.get("content-encoding", "").strip().lower()
         if encoding in ("", "identity"):
@@ -352,7 +366,8 @@ class Stream:
         elif guard is None:
             flow.response.stream = OpaqueRelay(relay)  # pass-through is exact: the client gets it compressed
         else:
-            # Compressed although Warden asked for identity: decoded here, so the client gets it uncompressed.
+            # Compressed although Warden asked for identity (or, schema only, did not ask): decoded here, so the
+            # client gets it uncompressed.
             del flow.response.headers["content-encoding"]
             flow.response.headers.pop("content-length", None)
             flow.response.stream = DecodingRelay(relay, StreamDecoder(encoding, MAX_DECODED_CHUNK))
