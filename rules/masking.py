@@ -18,6 +18,7 @@ local part would stay whole: "a-@13812345678.cn" -> "*-@138****5678.cn"); a patt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -79,8 +80,35 @@ def _mask_email(value: str) -> str:
     return f"{local[:1]}***@{domain}"
 
 
+# The first administrative level of a Chinese address: a province, autonomous region, SAR or municipality,
+# else the first city, district or county; of a US or Canadian one, its state or province code before the
+# postcode.
+_FIRST_LEVEL = re.compile(
+    "^(?:[\u4e00-\u9fff]{1,7}?(?:省|自治区|特别行政区|市)|[\u4e00-\u9fff]{1,7}?(?:区|县))"
+    "|, ([A-Z]{2}) (?=[0-9]{5}|[A-Z][0-9][A-Z])"
+)
+
+
+def _kept(value: str, style: str) -> set[int]:
+    """The indices of `value` that the `name` and `address` styles leave in clear."""
+    if style == "name":
+        return {i for i, c in enumerate(value) if _significant(c) and (i == 0 or not _significant(value[i - 1]))}
+    kept: set[int] = set()
+    for m in _FIRST_LEVEL.finditer(value):
+        start, end = m.span(1) if m.group(1) else m.span()
+        kept.update(range(start, end))
+    return kept
+
+
+def _mask_kept(value: str, style: str) -> str:
+    kept = _kept(value, style)
+    return "".join(c if i in kept or not _significant(c) else MASK_CHAR for i, c in enumerate(value))
+
+
 def mask_value(value: str, spec: MaskSpec) -> str:
     """The masked form of one value (see MaskSpec for the styles)."""
+    if spec.style in ("name", "address"):
+        return _mask_kept(value, spec.style)
     if spec.style == "keep":
         return _mask_keep(value, spec.first, spec.last)
     if spec.style == "pattern":
@@ -90,8 +118,14 @@ def mask_value(value: str, spec: MaskSpec) -> str:
     return spec.text
 
 
+# Placeholders named as people read them (issue 24): <PERSON_1>, <ADDRESS_1>.
+_PLACEHOLDER_KIND = {"person_name": "PERSON", "postal_address": "ADDRESS"}
+
+
 def placeholder_kind(decision: Decision) -> str:
     f = decision.finding
+    if f.kind in _PLACEHOLDER_KIND:
+        return _PLACEHOLDER_KIND[f.kind]
     return (f.category if f.kind in ("word", "pattern", "semantic") else f.kind).upper()
 
 
@@ -142,6 +176,9 @@ def _hidden(value: str, decision: Decision) -> tuple[list[int], str | None]:
         return list(range(len(value))), spec.text if spec.style == "replace" else spec.pattern
     positions = [i for i, c in enumerate(value) if _significant(c)]
     n = len(positions)
+    if spec.style in ("name", "address"):
+        kept = _kept(value, spec.style)
+        return [i for i in positions if i not in kept], None
     if spec.style == "email":
         local = value.rfind("@")
         return ([i for i in positions if i < local] if local >= 0 else positions), None

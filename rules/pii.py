@@ -30,7 +30,7 @@ from typing import Any
 
 import re2
 
-from rules import checksums
+from rules import checksums, names
 from rules.checksums import FULLWIDTH_COLON
 from rules.findings import Finding, new_finding
 from rules.normalize import (
@@ -85,6 +85,7 @@ class PiiSpec:
     context: tuple[str, ...] = ()
     negative: tuple[str, ...] = ()
     prefix: str = ""  # RE2 that must precede the value but is not part of it ("Bearer ")
+    suffix: str = ""  # RE2 that must follow the value but is not part of it ("先生" after a name)
     ends: Ends | None = None  # the candidates tried at a match (see `Ends`); None: the match alone
     # RE2 of the text after a value that `ends` reads beyond its first character: a stream holds a value
     # back until that text is complete (its prefix closure is the value's followed by this one's).
@@ -103,9 +104,9 @@ class PiiSpec:
     @property
     def pattern(self) -> str:
         if not self.left:
-            return f"{self.prefix}({self.value})"
+            return f"{self.prefix}({self.value}){self.suffix}"
         cls = "".join(f"\\x{{{b:02x}}}" for b in sorted(set(self.left)))
-        return f"(?:^|[^{cls}]){self.prefix}({self.value})"
+        return f"(?:^|[^{cls}]){self.prefix}({self.value}){self.suffix}"
 
     @property
     def prefilter(self) -> str:
@@ -120,6 +121,12 @@ class PiiSpec:
 def _iban_groups(data: bytes, start: int, end: int) -> tuple[int, ...]:
     """The match, then without its last space-separated groups one by one: an IBAN's length comes from its
     country and mod 97, not from where the groups stop (a word in capitals after it reads as one more)."""
+    return (end, *(i for i in range(end - 1, start, -1) if data[i] == 0x20))
+
+
+def _name_words(data: bytes, start: int, end: int) -> tuple[int, ...]:
+    """The match, then without its last words one by one: a capitalised word after a name ("Attn: Jane Doe
+    Thanks") is read as part of it by the pattern, and dropped by the validator (rules/names.py)."""
     return (end, *(i for i in range(end - 1, start, -1) if data[i] == 0x20))
 
 
@@ -290,6 +297,21 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         max_len=11, left=_ALNUM, right=_ALNUM, strip="", score=0.6,
         context=("通行证", "港澳", "回乡证", "permit"),
     ),
+    # People's names and postal addresses: no checksum, found only by their cues (rules/names.py).
+    PiiSpec("person_name.label", "person_name", names.NAME_AFTER_LABEL, prefix=names.NAME_LABEL,
+            max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8,
+            ends=_name_words),
+    PiiSpec("person_name.title", "person_name", names.NAME_AFTER_TITLE, prefix=names.EN_TITLE,
+            max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8,
+            ends=_name_words),
+    PiiSpec("person_name.cue_after", "person_name", names.NAME, suffix=names.NAME_SUFFIX,
+            max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8),
+    PiiSpec("postal_address.zh", "postal_address", names.ZH_ADDRESS,
+            max_len=80, left=b"", right=b"", strip="", score=0.8),
+    PiiSpec("postal_address.zh_label", "postal_address", names.ZH_ADDRESS_LABELLED, prefix=names.ZH_ADDRESS_LABEL,
+            max_len=80, left=b"", right=b"", strip="", score=0.8),
+    PiiSpec("postal_address.en", "postal_address", names.EN_ADDRESS,
+            max_len=120, left=_ALNUM, right=_ALNUM, strip="", score=0.8),
     PiiSpec(
         "cn_license_plate", "cn_license_plate",
         "[京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼][A-HJ-NP-Z][ ·・]?"
@@ -391,7 +413,7 @@ class PiiDetector:
         self._build_glued(opts)
         self._context = [self._word_re(s.context) for s in self.specs]
         self._negative = [self._word_re(s.negative) for s in self.specs]
-        self.closures = tuple(prefix_closure(f"{s.prefix}(?:{s.value}){s.lookahead}") for s in self.specs)
+        self.closures = tuple(prefix_closure(f"{s.prefix}(?:{s.value}){s.suffix}{s.lookahead}") for s in self.specs)
         self._strip = [s.strip.encode() for s in self.specs]
         self._rules = [rule_of.get(s.kind, s.kind) for s in self.specs]
 
@@ -410,9 +432,9 @@ class PiiDetector:
         for i in self._glued_specs:
             spec = self.specs[i]
             assert self._glued_set is not None
-            value = f"{spec.prefix}(?:{spec.value})"
+            value = f"{spec.prefix}(?:{spec.value}){spec.suffix}"
             self._glued_set.Add(value)
-            self._anchored[i] = re2.compile(f"{spec.prefix}({spec.value})", opts)._regexp.Match
+            self._anchored[i] = re2.compile(f"{spec.prefix}({spec.value}){spec.suffix}", opts)._regexp.Match
             # The first bytes of its values: most values are followed by punctuation, a space or CJK text,
             # which starts none, and then no Set is asked.
             starts = re2.compile(f"(?:{prefix_closure(value) or value})", opts)
@@ -447,8 +469,10 @@ class PiiDetector:
 
     @property
     def max_match_len(self) -> int | None:
-        """The longest value, with the text after it that decides it (`lookahead`)."""
-        return max((s.max_len + (max_width(s.lookahead) or 0) for s in self.specs), default=0)
+        """The longest value, with the text after it that decides it (`lookahead`), and its cues before and
+        after (`prefix`, `suffix`) where they are bounded."""
+        return max((s.max_len + sum(max_width(x) or 0 for x in (s.lookahead, s.prefix, s.suffix) if x)
+                    for s in self.specs), default=0)
 
     def detect_views(self, views: Views) -> list[Finding]:
         if self._set is None:

@@ -14,7 +14,7 @@ from rules.findings import Action, Finding
 LEVEL_ACTIONS: dict[int, Action] = {1: Action.ANNOTATE, 2: Action.BLOCK, 3: Action.BLOCK}
 ALERT_LEVEL = 3
 
-MaskStyle = Literal["keep", "pattern", "replace", "email"]
+MaskStyle = Literal["keep", "pattern", "replace", "email", "name", "address"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,9 @@ class MaskSpec:
       the pattern has literal characters its layout is used, otherwise the value's separators stay.
     * `replace`: the value becomes `text` (e.g. `[REDACTED]`).
     * `email`: first character of the local part, then `***`, then `@domain`.
+    * `name`: the first character of each word (a Chinese name is one word): `张*`, `J*** S****`.
+    * `address`: the first administrative level stays (`北京市******`, `浙江省******`; an English address
+      keeps its state or province code), every other letter and digit is `*`.
     """
 
     style: MaskStyle
@@ -46,6 +49,8 @@ DEFAULT_MASKS: dict[str, MaskSpec] = {
     "cn_uscc": MaskSpec("keep", first=2, last=2),
     "cn_passport": MaskSpec("keep", first=1, last=2),
     "passport": MaskSpec("keep", first=1, last=2),
+    "person_name": MaskSpec("name"),
+    "postal_address": MaskSpec("address"),
     "hk_macau_permit": MaskSpec("keep", first=1, last=2),
     "cn_license_plate": MaskSpec("keep", first=2, last=1),
     "email": MaskSpec("email"),

@@ -228,6 +228,11 @@ class StreamScanner:
                     end = d.finding.start
                     moved = True
         final = [d for d in decisions if d.finding.end <= end and d.finding.start < end]
+        if len(final) < len(decisions):
+            # A finding held back whole may have its cue in the released text (a label before a name, which
+            # another kind's closure cut from it: "收件人：" released, "张三丰，" held as a name before a phone
+            # number): the next windows are searched from their start, context included (`_clean`).
+            self._clean = False
         regions = masking.rewrites(final)
         blocking = next((d for d in final if d.action is Action.BLOCK and id(d) not in hidden), None)
         text_end = end

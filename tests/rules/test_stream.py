@@ -31,6 +31,10 @@ REAL_TEXTS = [
     # A card before another number, values glued to others (rules/pii.py).
     f"卡号 {v.spaced(v.VISA, (4, 4, 4))} {v.ID_18}，c@example.org{v.VISA}，10.0.0.1E12345678，{v.ID_18}{v.IBAN_GB}，"
     "010-62345678-13912345678，(138) 1234 5678 or 138.1234.5678",
+    # Names and addresses (issue 24): found by their cues, held back whole.
+    "收件人：张三丰，电话13812345678，地址：北京市朝阳区建国路88号SOHO现代城5号楼1203室，谢谢。王芳女士您好。",
+    "Dear John Smith, ship to 123 Main Street, Apt 4B, Springfield, IL 62704. Mr. Brown's phone is 13912345678.",
+    "请寄到浙江省杭州市西湖区文三路90号阳光花园3栋2单元501室，欧阳娜娜收。沿着中山路直走，北京市有什么好玩的？",
 ]
 
 
@@ -107,8 +111,8 @@ def test_hold_back_is_only_a_possible_match(scanner: Scanner) -> None:
     assert stream.feed("我的手机号是").text == "我的手机号是"
     assert stream.feed("138").text == "" and stream.pending == 3
     assert stream.feed("1234").text == ""
-    step = stream.feed("5678，谢谢")
-    assert step.text == "<CN_MOBILE_1>，谢谢"
+    step = stream.feed("5678，好的。")
+    assert step.text == "<CN_MOBILE_1>，好的。"
     assert [(f.kind, f.start, f.end) for f in step.findings] == [("cn_mobile", 6, 17)]
     assert stream.pending == 0
 
@@ -160,6 +164,8 @@ _PIECES = [
     "代", "考", "代考", "的", "賣", "，", "。", "ａ", "１", "１３８", "\u200b", "\u00ad", "Ｍ", "ﬁ", " ", "*", "-",
     "take my exam", "TAKE", "138", "1234", "5678", "\n", "x", "@", "zhang.san", "example.com", "枪手", "机",
     v.ID_18B, ".wang", ".", "(", ")", "+86",
+    "收件人", "张", "三", "地址：", "北京市", "朝阳区", "建国路", "88号", "5栋", "女士", "Mr. ", "Smith", "John",
+    "12 Oak", " Street", ", Apt 3", ", IL 62704",
 ]
 def test_a_region_reaching_into_a_blocking_finding_is_withheld_whole(tmp_path: Path) -> None:
     # Released up to the blocking finding's start, the e-mail address around it would show its beginning.
@@ -318,3 +324,13 @@ def test_remembered_answers_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None
     for key in "abcd":
         stream_module._remember(answers, key, ProbeAnswer(0))
     assert list(answers) == ["b", "c", "d"]  # the oldest went first
+
+
+def test_an_address_split_across_events_is_never_released_in_part(scanner: Scanner) -> None:
+    stream = StreamScanner(scanner, PseudonymVault())
+    out = [stream.feed("地址：北京市朝阳区").text, stream.feed("建国路").text]
+    assert "".join(out) == ""  # the label too: the address after it may start at its district or road
+    out.append(stream.feed("88号").text)
+    out.append(stream.feed("3栋501室，谢谢").text)
+    out.append(stream.flush().text)
+    assert "".join(out) == "地址：北京市***************，谢谢"
