@@ -14,6 +14,7 @@ import concurrent.futures
 import hashlib
 import json
 import socket
+import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -27,7 +28,7 @@ import pydantic
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.e2e.conftest import Process, ProxyFactory, http_get
+from tests.e2e.conftest import REPO, Process, ProxyFactory, http_get, warden_command
 
 pytestmark = pytest.mark.slow
 
@@ -124,6 +125,7 @@ class Proxies:
     inject_off: Process
     audit_dir: Path
     route_schema_file: Path
+    refused_start: subprocess.CompletedProcess[str]  # `warden serve --schema` with a schema it cannot use
 
     def by_policy(self, policy: str) -> Process:
         proxy: Process = getattr(self, policy)
@@ -146,11 +148,16 @@ def proxies(standin: Process, start_proxy_module: ProxyFactory,
         "inject_off": ((standin.url, "--schema-inject", "off", "--schema-policy", "flag"),
                        {"env": {"WARDEN_SCHEMA": str(route_file)}}),
     }
+    bad_file = work / "remote.json"
+    bad_file.write_text(json.dumps({"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}}))
+    refuse = warden_command("serve", "--no-semantic", "--upstream", standin.url, "--listen", "127.0.0.1:0",
+                            "--admin", "127.0.0.1:0", "--schema", str(bad_file))
     # Started side by side: each spends most of a second importing.
-    with concurrent.futures.ThreadPoolExecutor(len(starts)) as pool:
+    with concurrent.futures.ThreadPoolExecutor(len(starts) + 1) as pool:
+        refused = pool.submit(subprocess.run, refuse, cwd=REPO, capture_output=True, text=True, timeout=120)
         futures = {name: pool.submit(start_proxy_module, *args, **kwargs) for name, (args, kwargs) in starts.items()}
         started = {name: future.result() for name, future in futures.items()}
-    return Proxies(**started, audit_dir=audit_dir, route_schema_file=route_file)
+        return Proxies(**started, audit_dir=audit_dir, route_schema_file=route_file, refused_start=refused.result())
 
 
 # ---- helpers --------------------------------------------------------------------------------------------------
@@ -342,6 +349,41 @@ def test_json_object_mode_wants_any_object(proxies: Proxies, answer: str, valid:
     assert rejected.status_code == (200 if valid else 502)
 
 
+def test_a_reasked_answer_is_guarded_like_any_answer(proxies: Proxies) -> None:
+    """The answer that replaces the first one goes through the response inspection: its PII is masked."""
+    card = "6222021234567894"
+    response = post(proxies.reask, chat_body(new_tag(), {"replies": ["no", f'{{"name": "{card}", "age": 3}}']},
+                                             response_format=person_format()))
+    assert response.status_code == 200 and response.headers["x-warden-schema"] == "valid"
+    assert json.loads(response.json()["choices"][0]["message"]["content"]) == {"name": "************7894", "age": 3}
+
+
+def test_a_violation_never_quotes_the_answer_not_even_its_keys(proxies: Proxies) -> None:
+    """Under additionalProperties a key is the model's own text: the pointer shows it as `*`."""
+    ages: Any = {"type": "json_schema", "json_schema": {"name": "ages", "schema": {
+        "type": "object", "additionalProperties": {"type": "integer"}}}}
+    response = post(proxies.reject, chat_body(new_tag(), {"reply": f'{{"Ada": 36, "{NAME}": "old"}}'},
+                                              response_format=ages))
+    error = assert_violation(response, "/*", "type")
+    assert NAME not in error["message"]
+
+
+@pytest.mark.parametrize("draft", ["http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema"])
+def test_an_older_declared_draft_is_validated_as_that_draft(proxies: Proxies, draft: str) -> None:
+    """Validated whole as its draft; a stream is followed for syntax only and judged at its end."""
+    older: Any = {"type": "json_schema", "json_schema": {"name": "older", "schema": {**PERSON, "$schema": draft}}}
+    assert post(proxies.reject, chat_body(new_tag(), {"reply": VALID}, response_format=older)).status_code == 200
+    assert_violation(post(proxies.reject, chat_body(new_tag(), {"reply": "[1]"}, response_format=older)), "", "type")
+    events = sse(post_stream(proxies.reject, chat_body(new_tag(), {"reply": "[1, 2]", "chunk_bytes": 5},
+                                                       response_format=older, stream=True)))
+    assert_cut(events)
+    assert content_of(events) == "[1, 2]"  # the type was only judged at the end
+    events = sse(post_stream(proxies.reject, chat_body(new_tag(), {"reply": "[1, }", "chunk_bytes": 5},
+                                                       response_format=older, stream=True)))
+    assert_cut(events)
+    assert content_of(events) == "[1, "  # syntax is followed as it arrives
+
+
 def test_the_openai_client_parses_a_reasked_answer(proxies: Proxies, standin: Process) -> None:
     """The official client's structured outputs (`parse` with a pydantic model) get a document that fits,
     though the model's first answer did not."""
@@ -410,8 +452,10 @@ def test_an_invalid_stream_ends_with_an_error_event(proxies: Proxies, standin: P
 @pytest.mark.parametrize("case", list(INVALID))
 def test_flag_lets_an_invalid_stream_through_unchanged(proxies: Proxies, case: str) -> None:
     bad = INVALID[case]
-    raw = post_stream(proxies.flag, chat_body(new_tag(), {"reply": bad.answer, "chunk_bytes": 4},
-                                              response_format=person_format(), stream=True))
+    with httpx.stream("POST", proxies.flag.url + "/v1/chat/completions", timeout=30, json=chat_body(
+            new_tag(), {"reply": bad.answer, "chunk_bytes": 4}, response_format=person_format(), stream=True)) as r:
+        raw = r.read()
+        assert "x-warden-schema" not in r.headers  # the headers left before the verdict
     events = sse(raw)
     assert_whole_stream(events)
     assert content_of(events) == bad.answer and finish_reasons(events) == ["stop"]
@@ -611,6 +655,12 @@ def test_schema_inject_off_validates_without_telling_the_upstream(proxies: Proxi
     assert bad.status_code == 200 and bad.headers["x-warden-schema"] == "invalid"
 
 
+def test_a_route_schema_warden_cannot_use_stops_the_start(proxies: Proxies) -> None:
+    refused = proxies.refused_start
+    assert refused.returncode == 78, refused.stderr
+    assert "remote.json" in refused.stderr and "never fetched" in refused.stderr
+
+
 # ---- schemas Warden refuses ---------------------------------------------------------------------------------
 
 
@@ -650,6 +700,9 @@ def test_unusable_schemas_get_400_and_nothing_goes_upstream(
         ("/v1/chat/completions", {"tools": [{"type": "function", "function": {
             "name": "f", "parameters": {"type": "object", "required": "city"}}}]}, "tools[0].function.parameters"),
         ("/v1/responses", {"text": {"format": {"type": "json_schema", "name": "x", "schema": refs}}}, "text.format"),
+        ("/v1/chat/completions", {"response_format": {"type": "json_schema", "json_schema": {
+            "name": "x", "schema": {"$schema": "https://example.com/my-draft", "type": "object"}}}},
+         "response_format.json_schema.schema"),
     ]
     for policy in ("reject", "reask"):
         for path, extra, param in cases:
