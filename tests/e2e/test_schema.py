@@ -152,11 +152,15 @@ def proxies(standin: Process, start_proxy_module: ProxyFactory,
     bad_file.write_text(json.dumps({"type": "object", "properties": {"a": {"$ref": "https://example.com/a.json"}}}))
     refuse = warden_command("serve", "--no-semantic", "--upstream", standin.url, "--listen", "127.0.0.1:0",
                             "--admin", "127.0.0.1:0", "--schema", str(bad_file))
-    # Started side by side: each spends most of a second importing.
-    with concurrent.futures.ThreadPoolExecutor(len(starts) + 1) as pool:
-        refused = pool.submit(subprocess.run, refuse, cwd=REPO, capture_output=True, text=True, timeout=120)
+    # Two at a time (the machine has two cores): each start is seconds of CPU (imports, the rule packs), and
+    # more at once only makes every one of them slower.
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
         futures = {name: pool.submit(start_proxy_module, *args, **kwargs) for name, (args, kwargs) in starts.items()}
+        refused = pool.submit(subprocess.run, refuse, cwd=REPO, capture_output=True, text=True, timeout=120)
         started = {name: future.result() for name, future in futures.items()}
+        # A port that free_port() handed out can be taken by another test session before our proxy binds it:
+        # the port then answers, but not from our proxy, which has exited.
+        assert all(proxy.proc.poll() is None for proxy in started.values()), "a proxy lost its port and exited"
         return Proxies(**started, audit_dir=audit_dir, route_schema_file=route_file, refused_start=refused.result())
 
 
