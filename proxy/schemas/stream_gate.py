@@ -19,8 +19,9 @@ recorded; the `X-Warden-Schema` header cannot say so on a stream, whose headers 
 (telemetry and the audit record carry the result).
 
 One result per exchange in FlowState.schema.results: REJECTED at a cut; else, when the stream ends, INVALID
-if a lane failed (flag), VALID if every lane with a schema ended valid, and none when the stream ended before
-its lanes did (blocked, broken off, failed upstream): no complete answer was judged.
+if a lane failed (flag; REJECTED under reject, when the content guard's block ended the stream first), VALID
+if every lane with a schema ended valid, and none when the stream ended before its lanes did (blocked,
+broken off, failed upstream): no complete answer was judged.
 
 What counts is what counts for whole answers (proxy/schemas/answer.py), and `param` names the failing text
 the same way: a choice (or a Responses answer) that ends with no text, refusal or tool call is judged as the
@@ -309,7 +310,9 @@ class StreamGate:
         invalid = [lane for lane in judged if lane.violation is not None]
         if invalid:
             several = len(invalid) > 1  # each message then says which text, as whole answers' do
-            self.facts.results.append(SchemaResult.INVALID)
+            # Under reject a violation without a cut is one the content guard's block ended first: refused all
+            # the same.
+            self.facts.results.append(SchemaResult.REJECTED if self.cuts else SchemaResult.INVALID)
             self.facts.violations = tuple(f"{lane.param}: {lane.violation}" if several else str(lane.violation)
                                           for lane in invalid[:MAX_MESSAGES])
         elif judged and all(lane.valid for lane in judged):

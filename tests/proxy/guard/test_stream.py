@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from proxy.guard.engine import Policy, compile_policy, inspect
 from proxy.guard.extract import TextField
 from proxy.guard.stream import StreamGuard
+from proxy.schemas.plan import SchemaResult
 from proxy.sse import SseFramer
 from proxy.stages.stream import SseRelay
-from proxy.state import FlowState, Route
+from proxy.state import FlowState, Outcome, Route
 from rules import masking
 from rules.pseudonym import PseudonymVault
 
@@ -342,3 +343,77 @@ def test_a_compressed_stream_is_decoded_and_a_chunk_that_cannot_be_ends_it_once(
     said = b"".join(b"".join(blocked(compressed(e))) for e in events_of(chat_sse("how to make a bomb at home")))
     assert b"content_blocked" in said
     assert list(blocked(b"not gzip at all")) == []  # a blocked stream has said its last word
+
+
+# -- the schema gate before the scanner (proxy/schemas/stream_gate.py) --------------------------------------
+
+ID_SCHEMA = {"type": "object", "properties": {"id": {"type": "string"}, "note": {"type": "string"}},
+             "additionalProperties": False}
+
+
+def gated_relay(policy: Policy, schema: object, *, scanning: bool = True) -> tuple[SseRelay, FlowState]:
+    from proxy.schemas.plan import SchemaFacts, SchemaPlan, SchemaPolicy, SchemaSource
+    from proxy.schemas.stream_gate import StreamGate
+    from rules.schema import compile_schema
+
+    state = FlowState("rid", Route.CHAT, 0.0)
+    state.schema = SchemaFacts(SchemaPlan(SchemaSource.REQUEST, content=compile_schema(schema)))
+    gate = StreamGate(state, state.schema, SchemaPolicy.REJECT)
+
+    def on_block(rules: tuple[str, ...]) -> None:
+        state.outcome = Outcome.BLOCKED
+
+    guard = StreamGuard(policy.response if scanning else None, vault_with_phone(), Route.CHAT, 400, on_block,
+                        gate=gate)
+    return SseRelay(state, lambda: 0.0, guard, hmac.new(b"k", digestmod="sha256")), state
+
+
+def relay_cut(relay_: SseRelay, raw: bytes, cut: int) -> bytes:
+    """The upstream's bytes in two reads split at `cut`, then its end (b"" is the end: never fed before it)."""
+    return b"".join([*(relay_(raw[:cut]) if cut else []), *(relay_(raw[cut:]) if cut < len(raw) else []),
+                     *relay_(b"")])
+
+
+def test_the_text_before_a_schema_violation_is_masked_and_what_the_lane_held_is_released(policy: Policy) -> None:
+    """The gate judges the model's raw text; the guard masks what is released, the held-back tail included."""
+    answer = '{"id": "身份证' + ID + '"}  好的，已登记'
+    before = answer[:answer.index("好")]
+    raw = chat_sse(answer, per_event=4)
+    for cut in range(0, len(raw) + 1, 3):
+        relay_, state = gated_relay(policy, ID_SCHEMA)
+        out = relay_cut(relay_, raw, cut)
+        assert client_text(out) == expected_text(policy, before), cut
+        assert ID.encode() not in out and "已登记" not in out.decode()
+        error = json.loads(events_of(out)[-2][6:])["error"]
+        assert error["code"] == "schema_violation" and out.endswith(b"data: [DONE]\n\n")
+        assert state.outcome is Outcome.SCHEMA_VIOLATION
+
+
+def test_a_cut_inside_a_held_back_value_releases_it_as_the_whole_text_would(policy: Policy) -> None:
+    """A root string over maxLength is cut in the middle of what could still become an ID number: the scanner's
+    hold-back is flushed, so the client gets what masking the text before the cut gives."""
+    answer = '"证件 ' + ID + ' 其余"'
+    raw = chat_sse(answer, per_event=2)
+    for cut in range(0, len(raw) + 1, 5):
+        relay_, _ = gated_relay(policy, {"type": "string", "maxLength": 12})
+        out = relay_cut(relay_, raw, cut)
+        assert client_text(out) == expected_text(policy, answer[:13]), cut  # the quote and 12 characters
+        assert b"schema_violation" in out and "其余" not in out.decode()
+
+
+def test_a_block_in_the_text_before_a_schema_violation_wins(policy: Policy) -> None:
+    answer = '{"note": "how to make a bomb at home"} and more'
+    relay_, state = gated_relay(policy, ID_SCHEMA)
+    out = relay_cut(relay_, chat_sse(answer, per_event=len(answer)), 0)
+    assert b"content_blocked" in out and b"schema_violation" not in out and b"bomb" not in out
+    assert state.outcome is Outcome.BLOCKED
+    assert state.schema is not None and state.schema.results == [SchemaResult.REJECTED]
+
+
+def test_without_the_content_guard_the_gate_alone_leaves_events_as_they_came(policy: Policy) -> None:
+    answer = '{"id": "' + ID + '", "note": "<CN_MOBILE_1>"}'
+    raw = chat_sse(answer, per_event=3)
+    relay_, state = gated_relay(policy, ID_SCHEMA, scanning=False)
+    assert relay_cut(relay_, raw, 100) == raw  # no masking, no restoring: only the schema is checked
+    assert state.schema is not None and state.schema.results == [SchemaResult.VALID]
+    assert not state.ledger.verdicts  # the content guard decided nothing on this stream

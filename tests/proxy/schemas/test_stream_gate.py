@@ -6,6 +6,7 @@ included; one result per exchange."""
 from __future__ import annotations
 
 import hmac
+import itertools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,11 +68,15 @@ def chunk(choices: list[dict[str, Any]], **extra: Any) -> bytes:
                 "choices": choices, "usage": None, **extra})
 
 
-def pieces(text: str, per_event: int) -> list[str]:
-    return [text[i:i + per_event] for i in range(0, len(text), per_event)]
+def pieces(text: str, per_event: int | list[int]) -> list[str]:
+    """`text` in deltas of `per_event` characters, or cut at the given positions."""
+    if isinstance(per_event, int):
+        return [text[i:i + per_event] for i in range(0, len(text), per_event)]
+    bounds = [0, *sorted({c for c in per_event if 0 < c < len(text)}), len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def chat_sse(content: str | None = None, calls: tuple[tuple[str, str], ...] = (), *, per_event: int = 5,
+def chat_sse(content: str | None = None, calls: tuple[tuple[str, str], ...] = (), *, per_event: int | list[int] = 5,
              finish: str | None = "stop", done: bool = True, usage: bool = True, lead: str | None = None) -> bytes:
     """A chat stream as vLLM and OpenAI send it: a role chunk, content deltas, then for each tool call a header
     delta (index, id, name, empty arguments) and its argument pieces interleaved with the other calls'; a finish
@@ -243,15 +248,16 @@ def test_a_valid_responses_answer_passes_unchanged_at_every_split() -> None:
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=3000), max_size=30), st.integers(min_value=1, max_value=11),
+       st.lists(st.integers(min_value=1, max_value=len(VALID) - 1), max_size=40),
        st.sampled_from(["content", "tools", "responses"]))
 def test_a_valid_answer_is_never_cut_at_any_splits_of_bytes_and_deltas(cuts: list[int], per_event: int,
-                                                                      shape: str) -> None:
+                                                                      deltas: list[int], shape: str) -> None:
     calls = (("get_time", VALID_ARGS[1]), ("get_weather", VALID_ARGS[0]))
     if shape == "responses":
         raw, route = responses_sse(VALID, calls, per_event=per_event), Route.RESPONSES
     else:
         route = Route.CHAT
-        raw = chat_sse(VALID, per_event=per_event) if shape == "content" else \
+        raw = chat_sse(VALID, per_event=deltas or per_event) if shape == "content" else \
             chat_sse(calls=calls, per_event=per_event, finish="tool_calls")
     result = run(raw, [c for c in cuts if c <= len(raw)], route=route)
     assert result.out == raw

@@ -132,3 +132,116 @@ def test_the_output_digest_covers_what_the_client_got_unguarded() -> None:
         assert state.output_digest != svc.digester.digest(chunks[0])
     finally:
         stream.judge_pool.shutdown()
+
+
+# -- answers with a JSON schema (proxy/schemas/stream_gate.py) -----------------------------------------------
+
+
+def schema_stage(guard: bool, policy: str = "reject") -> Stream:
+    config = WardenConfig(upstream="http://u:1", guard=guard, schema_policy=policy)
+    return Stream(Services(config=config, metrics=Metrics(), guard=_GUARD))
+
+
+def with_schema(flow: http.HTTPFlow, state: FlowState) -> None:
+    from proxy.schemas.plan import SchemaFacts, SchemaPlan, SchemaSource
+    from rules.schema import compile_schema
+
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    state.schema = SchemaFacts(SchemaPlan(SchemaSource.ROUTE, content=compile_schema(schema)))
+
+
+DOCUMENT = '\n{"city": "北京 \\u4eac"}'
+
+
+def answer_events(text: str) -> list[bytes]:
+    return [delta(text[i:i + 4]) for i in range(0, len(text), 4)] + [
+        b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n',
+        b'data: {"id":"c","model":"m","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":5}}\n\n',
+        b"data: [DONE]\n\n"]
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_a_stream_with_a_schema_gets_the_gate_with_or_without_the_content_guard(guard: bool) -> None:
+    from proxy.schemas.plan import SchemaResult
+
+    stage = schema_stage(guard)
+    try:
+        flow, state = answered({"content-type": "text/event-stream"})
+        with_schema(flow, state)
+        stage.responseheaders(flow)
+        relay = sse_relay_of(flow)
+        assert relay is not None and relay.guard is not None and relay.guard.gate is not None
+        assert relay.guard.scans is guard
+        chunks = answer_events(DOCUMENT)
+        out = relay_all(relay, chunks)
+        assert text_of(out) == json.loads(json.dumps(DOCUMENT)) and out.endswith(b"data: [DONE]\n\n")
+        if not guard:
+            assert out == b"".join(chunks)  # events as they came
+            assert not state.ledger.verdicts  # the content guard was off: nothing of its own recorded
+        assert state.schema is not None and state.schema.results == [SchemaResult.VALID]
+        assert state.answer.usage.completion_tokens == 5
+        assert state.output_digest == stage.services.digester.digest(out)
+    finally:
+        stage.judge_pool.shutdown()
+
+
+@pytest.mark.parametrize(("policy", "cut"), [("reject", True), ("reask", True), ("flag", False)])
+def test_the_configured_policy_decides_whether_the_stream_is_cut(policy: str, cut: bool) -> None:
+    from proxy.schemas.plan import SchemaResult
+    from proxy.state import Outcome
+
+    stage = schema_stage(False, policy)
+    try:
+        flow, state = answered({"content-type": "text/event-stream"})
+        with_schema(flow, state)
+        stage.responseheaders(flow)
+        assert flow.response is not None
+        chunks = answer_events('{"town": "x"}')
+        out = relay_all(flow.response.stream, chunks)
+        assert state.schema is not None
+        if cut:
+            assert b'"code": "schema_violation"' in out and b'"stop"' not in out and b"usage" not in out
+            assert state.schema.results == [SchemaResult.REJECTED] and state.outcome is Outcome.SCHEMA_VIOLATION
+        else:
+            assert out == b"".join(chunks)
+            assert state.schema.results == [SchemaResult.INVALID] and state.outcome is Outcome.OK
+    finally:
+        stage.judge_pool.shutdown()
+
+
+def test_without_guard_or_schema_the_stream_keeps_the_pass_through_path() -> None:
+    stage = schema_stage(False)
+    try:
+        flow, _ = answered({"content-type": "text/event-stream"})
+        stage.responseheaders(flow)
+        relay = sse_relay_of(flow)
+        assert relay is not None and relay.guard is None
+        errored, state = answered({"content-type": "text/event-stream"})
+        errored.response = http.Response.make(500, b"", {"content-type": "text/event-stream"})
+        with_schema(errored, state)
+        stage.responseheaders(errored)
+        relay = sse_relay_of(errored)
+        assert relay is not None and relay.guard is None  # an error status has no answer to fit a schema
+    finally:
+        stage.judge_pool.shutdown()
+
+
+def test_a_compressed_stream_with_a_schema_is_decoded_for_the_gate() -> None:
+    import zlib
+
+    from proxy.stages.stream import DecodingRelay
+
+    stage = schema_stage(False)
+    try:
+        flow, state = answered({"content-type": "text/event-stream", "content-encoding": "gzip"})
+        with_schema(flow, state)
+        stage.responseheaders(flow)
+        assert flow.response is not None and isinstance(flow.response.stream, DecodingRelay)
+        assert "content-encoding" not in flow.response.headers
+        encoder = zlib.compressobj(wbits=31)
+        chunks = answer_events(DOCUMENT)
+        out = relay_all(flow.response.stream, [encoder.compress(c) + encoder.flush(zlib.Z_SYNC_FLUSH)
+                                               for c in chunks])
+        assert out == b"".join(chunks)
+    finally:
+        stage.judge_pool.shutdown()
