@@ -89,6 +89,12 @@ class Report:
     decoy_examples: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     items: int = 0
     chars: int = 0
+    # Texts without any PII label (clean texts and decoys) on which something was found: what a mask would
+    # change in ordinary prompts. Clean texts alone too.
+    unlabelled: int = 0
+    unlabelled_changed: int = 0
+    clean: int = 0
+    clean_changed: int = 0
     seconds: float = 0.0
 
 
@@ -109,6 +115,12 @@ def evaluate(items: Iterable[Item], predict: Predictor, label_kind: Callable[[st
         rep.items += 1
         rep.chars += len(it.text)
         found = list(predict(it))
+        if not it.labels:
+            rep.unlabelled += 1
+            rep.unlabelled_changed += bool(found)
+            if it.id.startswith("clean"):
+                rep.clean += 1
+                rep.clean_changed += bool(found)
         labels: list[tuple[Span, str]] = []
         other_labels: list[Span] = []
         for lab in it.labels:
@@ -217,6 +229,10 @@ def format_report(rep: Report, title: str, kinds: Sequence[str], targets: frozen
             f"{k}/{v} {n}/{rep.variant_support[(k, v)]}" for k, v, n in misses))
     if targets:
         out.append(f"kinds below target (exact P and R >= {TARGET}): {', '.join(missing) or 'none'}")
+    if rep.unlabelled:
+        out.append(f"texts without PII changed: {rep.unlabelled_changed}/{rep.unlabelled} "
+                   f"({rep.unlabelled_changed / rep.unlabelled:.1%}; clean texts {rep.clean_changed}/{rep.clean}, "
+                   "decoys the rest)")
     if examples:
         for name, ex in (("missed", rep.fn_examples), ("false positive", rep.fp_examples),
                          ("decoy hit", rep.decoy_examples)):
@@ -305,6 +321,30 @@ def presidio() -> Predictor:
     return predict
 
 
+def benign_changes(rule_files: Sequence[Path] = ()) -> str:
+    """Ordinary prompts a mask would change: the semantic sets' benign and hard-negative texts (no PII is
+    labeled there; any finding counts, for its kind)."""
+    from rules.scanner import Scanner
+
+    scanner = Scanner.load(tuple(rule_files))
+    root = Path(__file__).resolve().parent.parent / "models" / "data" / "eval"
+    texts = {json.loads(line)["text"] for f in sorted(root.glob("*.jsonl")) for line in f.open(encoding="utf-8")
+             if line.strip() and json.loads(line).get("type") in ("benign", "hard_negative")}
+    changed: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    n = 0
+    for text in sorted(texts):
+        kinds = {f.kind for f in scanner.scan(text).findings if f.category in ("pii", "secret")}
+        n += bool(kinds)
+        for k in kinds:
+            changed[k] += 1
+            examples.setdefault(k, text[:80])
+    lines = [f"benign and hard-negative chat (semantic sets, {len(texts)} distinct texts): {n} changed "
+             f"({n / max(1, len(texts)):.2%})"]
+    lines += [f"  {k}: {c}, e.g. {examples[k]!r}" for k, c in changed.most_common()]
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="PII detection precision/recall per kind")
     ap.add_argument("--corpus", type=Path, default=pii_corpus.DEFAULT_PATH)
@@ -312,6 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--rules", type=Path, action="append", default=[], help="extra rule file (repeatable)")
     ap.add_argument("--no-presidio", action="store_true")
     ap.add_argument("--examples", type=int, default=5, help="examples of misses/FPs printed per kind")
+    ap.add_argument("--benign", action="store_true",
+                    help="also: how many benign and hard-negative chat texts of the semantic evaluation sets "
+                         "(models/data/eval) the library engine changes, per PII kind")
     args = ap.parse_args(argv)
     items = pii_corpus.load(args.corpus) if args.corpus.exists() else pii_corpus.generate()
     n_labels = Counter(x.kind for it in items for x in it.labels)
@@ -333,6 +376,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if predict is not None:
         rep = evaluate(items, predict, examples=args.examples)
         print(format_report(rep, title, KINDS, CHECKSUMMED_KINDS, examples=args.examples > 0))
+    if args.benign and args.engine == "library":
+        print(benign_changes(args.rules))
     if not args.no_presidio:
         print()
         rep = evaluate(items, presidio(), label_kind=PRESIDIO_LABEL_KIND.get, examples=args.examples)

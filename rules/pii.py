@@ -86,6 +86,10 @@ class PiiSpec:
     negative: tuple[str, ...] = ()
     prefix: str = ""  # RE2 that must precede the value but is not part of it ("Bearer ")
     suffix: str = ""  # RE2 that must follow the value but is not part of it ("先生" after a name)
+    # RE2 for the Set pass instead of the pattern: a superset of its matches in any text, much smaller (a
+    # name's cue alone): the names' and addresses' Han classes made the Set's automaton several times bigger,
+    # and it is evicted from the caches between texts (see `prefilter`).
+    gate: str = ""
     ends: Ends | None = None  # the candidates tried at a match (see `Ends`); None: the match alone
     # RE2 of the text after a value that `ends` reads beyond its first character: a stream holds a value
     # back until that text is complete (its prefix closure is the value's followed by this one's).
@@ -112,6 +116,8 @@ class PiiSpec:
     def prefilter(self) -> str:
         """The pattern with its right boundary too, for the Set pass only: the Set needs no spans, so it may
         consume the boundary, and it then stops reporting a 9-digit SSN for every longer digit run."""
+        if self.gate:
+            return self.gate
         if not self.right:
             return self.pattern
         cls = "".join(f"\\x{{{b:02x}}}" for b in sorted(set(self.right)))
@@ -298,19 +304,20 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         context=("通行证", "港澳", "回乡证", "permit"),
     ),
     # People's names and postal addresses: no checksum, found only by their cues (rules/names.py).
-    PiiSpec("person_name.label", "person_name", names.NAME_AFTER_LABEL, prefix=names.NAME_LABEL,
+    PiiSpec("person_name.label", "person_name", names.NAME_AFTER_LABEL, prefix=names.NAME_LABEL, gate=names.NAME_LABEL,
             max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8,
             ends=_name_words),
-    PiiSpec("person_name.title", "person_name", names.NAME_AFTER_TITLE, prefix=names.EN_TITLE,
+    PiiSpec("person_name.title", "person_name", names.NAME_AFTER_TITLE, prefix=names.EN_TITLE, gate=names.EN_TITLE,
             max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8,
             ends=_name_words),
-    PiiSpec("person_name.cue_after", "person_name", names.NAME, suffix=names.NAME_SUFFIX,
+    PiiSpec("person_name.cue_after", "person_name", names.NAME, suffix=names.NAME_SUFFIX, gate=names.NAME_SUFFIX,
             max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8),
-    PiiSpec("postal_address.zh", "postal_address", names.ZH_ADDRESS,
+    PiiSpec("postal_address.zh", "postal_address", names.ZH_ADDRESS, gate=names.ZH_ADDRESS_GATE,
             max_len=80, left=b"", right=b"", strip="", score=0.8),
     PiiSpec("postal_address.zh_label", "postal_address", names.ZH_ADDRESS_LABELLED, prefix=names.ZH_ADDRESS_LABEL,
+            gate=names.ZH_ADDRESS_GATE,
             max_len=80, left=b"", right=b"", strip="", score=0.8),
-    PiiSpec("postal_address.en", "postal_address", names.EN_ADDRESS,
+    PiiSpec("postal_address.en", "postal_address", names.EN_ADDRESS, validator=names.street_address,
             max_len=120, left=_ALNUM, right=_ALNUM, strip="", score=0.8),
     PiiSpec(
         "cn_license_plate", "cn_license_plate",
