@@ -297,6 +297,7 @@ class StreamGate:
         facts.violations = messages
         self.recorded = True
         self.state.outcome = Outcome.SCHEMA_VIOLATION
+        self.state.error_detail = "schema_violation"  # as a whole answer refused for its schema records it
         log.info("streamed answer cut for its schema", extra={
             "request_id": self.state.request_id, "param": lane.param, "violations": messages})
         return schema_violation(lane.param, messages, facts.attempts)

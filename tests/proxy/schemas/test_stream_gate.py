@@ -219,7 +219,7 @@ def assert_cut(out: bytes, param: str) -> dict[str, Any]:
 def assert_rejected(result: Run) -> None:
     assert result.facts.results == [SchemaResult.REJECTED]
     assert result.facts.violations and all("keyword `" in v for v in result.facts.violations)
-    assert result.state.outcome is Outcome.SCHEMA_VIOLATION
+    assert result.state.outcome is Outcome.SCHEMA_VIOLATION and result.state.error_detail == "schema_violation"
 
 
 # -- soundness: valid answers are never cut ------------------------------------------------------------------
