@@ -146,12 +146,14 @@ NAME_AFTER_TITLE = f"{ZH_NAME}|{EN_NAME_OR_SURNAME}"
 NAME = f"{ZH_NAME}|{EN_NAME}"
 # A mobile number right after a name is a contact line ("张亮 18449473134").
 NAME_SUFFIX = f"(?:{ZH_HONORIFIC}|{ZH_POSSESSIVE}|{EN_POSSESSIVE}|[ ,，]?1[3-9][0-9]{{9}})"
+# What the Set pass looks for (PiiSpec.gate): a label and the first character a name after it can have.
+NAME_LABEL_GATE = f"{NAME_LABEL}[{SURNAMES}{WORD_SURNAMES}{''.join(sorted({c[0] for c in COMPOUND_SURNAMES}))}A-Z]"
 
 _DISTRICT = f"{_PLACE}{{1,7}}?(?:区|县|旗)|{_PLACE}{{1,5}}?市"
 _ROAD = f"[0-9{_PLACE[1:-1]}]{{1,10}}?(?:大街|大道|路|街|道|巷|胡同|弄|里)"
 _NUMBER = "[0-9]{1,5}(?:-[0-9]{1,4})?号(?:院)?"
-# In every Chinese address: what the Set pass looks for (PiiSpec.gate).
-ZH_ADDRESS_GATE = "[0-9]号"
+# In every Chinese address, a road's suffix and its number: what the Set pass looks for (PiiSpec.gate).
+ZH_ADDRESS_GATE = "(?:路|街|道|巷|胡同|弄|里)[0-9]{1,5}(?:-[0-9]{1,4})?号"
 _BUILDING = (
     f"(?:[A-Za-z0-9{_PLACE[1:-1]}]{{1,8}}?(?:小区|花园|大厦|公寓|新村|家园|苑|广场|中心|城|园)(?:[一二三四五六七八九十0-9]{{1,2}}[区期])?)?"
     "(?:[0-9A-Za-z]{1,4}(?:号楼|栋|幢|座|楼))?(?:[0-9]{1,2}单元)?(?:[0-9]{1,3}层|[0-9]{1,5}(?:室|房)?)?"

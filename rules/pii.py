@@ -304,7 +304,8 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
         context=("通行证", "港澳", "回乡证", "permit"),
     ),
     # People's names and postal addresses: no checksum, found only by their cues (rules/names.py).
-    PiiSpec("person_name.label", "person_name", names.NAME_AFTER_LABEL, prefix=names.NAME_LABEL, gate=names.NAME_LABEL,
+    PiiSpec("person_name.label", "person_name", names.NAME_AFTER_LABEL, prefix=names.NAME_LABEL,
+            gate=names.NAME_LABEL_GATE,
             max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8,
             ends=_name_words),
     PiiSpec("person_name.title", "person_name", names.NAME_AFTER_TITLE, prefix=names.EN_TITLE, gate=names.EN_TITLE,
