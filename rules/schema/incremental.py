@@ -49,6 +49,7 @@ from rules.schema.document import parse_document
 
 MAX_CHARS = 8 * 1024 * 1024
 MAX_TRACKED_DEPTH = 64  # below it only syntax is followed; the validators see the value when an ancestor ends
+CHECK_BUDGET = 4  # containers re-read for their validators, in characters per character of max_chars
 MAX_CANDIDATES = 256  # schema nodes at one position (recursive anyOf through $ref would be endless)
 PLAN_ENTRIES = 256
 
@@ -361,6 +362,12 @@ class _Frame:
         self.next_cands: list[Cand] | None = None  # the next key's, member value's or item's candidates
 
 
+# Containers nested deeper than MAX_TRACKED_DEPTH: one shared frame each for objects and arrays, so that a
+# hostile `[[[[...` costs a list slot per level, not a frame. Nothing is checked in them (`cands` stays empty).
+_DEEP_OBJ = _Frame(True, [], 0)
+_DEEP_ARR = _Frame(False, [], 0)
+
+
 class _Dead(Exception):
     """Internal control flow: the document died at `index` of the piece being fed; never escapes feed()."""
 
@@ -465,6 +472,7 @@ class StreamChecker:
         self.violation: Violation | None = None
         self.accepted = 0
         self._text = _Text()
+        self._budget = CHECK_BUDGET * max_chars
         self._ended = False
         self._result: Violation | None = None
         self._state = S_VALUE
@@ -618,7 +626,7 @@ class StreamChecker:
             elif state in (S_KEY, S_OBJ_FIRST):
                 top = self._stack[-1]
                 if c == '"':
-                    if top.cands or self.unique_keys:
+                    if top.cands or (self.unique_keys and top is not _DEEP_OBJ):
                         cands = top.next_cands if state == S_KEY else self._key_cands(top, i)
                         top.next_cands = None
                         self._string_start(cands or [], i, True)
@@ -718,8 +726,6 @@ class StreamChecker:
         stack = self._stack
         if not stack:
             cands = self._root_cands
-        elif len(stack) > MAX_TRACKED_DEPTH:
-            cands = []
         else:
             top = stack[-1]
             if top.is_obj:
@@ -740,9 +746,11 @@ class StreamChecker:
             self._nsub = N_MINUS if c == "-" else N_ZERO if c == "0" else N_INT
             self._state = S_NUM
         elif kind in (K_OBJ, K_ARR):
-            frame = _Frame(kind == K_OBJ, cands, self._base + i)
-            stack.append(frame)
-            self._state = S_OBJ_FIRST if frame.is_obj else S_ARR_FIRST
+            if len(stack) < MAX_TRACKED_DEPTH:
+                stack.append(_Frame(kind == K_OBJ, cands, self._base + i))
+            else:
+                stack.append(_DEEP_OBJ if kind == K_OBJ else _DEEP_ARR)
+            self._state = S_OBJ_FIRST if kind == K_OBJ else S_ARR_FIRST
         else:
             self._vcands = cands
             self._lit, self._litval = _LITERALS[c]
@@ -781,7 +789,9 @@ class StreamChecker:
         frame = self._stack.pop()
         kind = K_OBJ if frame.is_obj else K_ARR
         checks = [(node, branch) for node, branch in frame.cands if node.final_kinds & kind and _live(branch)]
-        if checks:
+        size = self._base + i + 1 - frame.start
+        if checks and self._budget >= size:  # over budget (deep, recursive schemas): end() decides
+            self._budget -= size
             try:
                 value = json.loads(self._text.slice(frame.start, self._base + i + 1))
             except (ValueError, RecursionError):  # Python's digit limit, or deeper than its json goes
