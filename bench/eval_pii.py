@@ -3,12 +3,15 @@
     .venv/bin/python -m bench.eval_pii                  # rules.scanner in-process, then Presidio
     .venv/bin/python -m bench.eval_pii --engine cli     # through `warden scan --jsonl`
     .venv/bin/python -m bench.eval_pii --engine oracle  # the labels themselves: checks the evaluator
-    options: --corpus FILE (default bench/data/pii_corpus.jsonl), --no-presidio, --examples N
+    options: --corpus FILE (default bench/data/pii_corpus.jsonl), --no-presidio, --examples N,
+             --benign (ordinary chat of the semantic sets: how many texts a mask would change)
 
 A finding is a true positive under *exact* matching when kind, start and end equal a label's (raw-text
 offsets); under *overlap* matching when it shares at least one character with a label of the same kind.
 Findings on decoys (non-PII lookalikes) are counted per decoy reason; those on checksum-failing numbers must
-be 0. Target: exact precision and recall >= 0.99 for every checksummed kind. It is a report: exit 0 always.
+be 0. Target: exact precision and recall >= 0.99 for every checksummed kind. Texts without any PII label
+that get a finding are counted: that is how often a mask changes an ordinary prompt. It is a report: exit 0
+always.
 """
 
 from __future__ import annotations

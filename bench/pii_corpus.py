@@ -10,7 +10,18 @@ Span conventions (what a label covers):
 - separators inside a number are part of it (`6222 0212 3456 7890`, `138-1234-5678`);
 - a mobile's country prefix is part of it (`+86 138 1234 5678`, `+8613812345678`);
 - a landline's area code is part of it (`010-12345678`, `0755 8765432`), parentheses are not;
-- a license plate includes its middle dot (`京A·12345`).
+- a license plate includes its middle dot (`京A·12345`);
+- a passport number is the number alone, without its label (`passport no. 123456789`); numbers of other
+  countries are kind `passport`, PRC ones (SAR passports included) `cn_passport`;
+- a person's name is the name alone, without title, label or honorific (`Mr. [John Smith]`, `[张三]先生`);
+- a postal address runs from its first administrative level (or its first part after a label) to its last
+  part, room or postcode (`[北京市朝阳区建国路88号3栋501室]`, `[123 Main St, Springfield, IL 62704]`).
+
+Names and addresses have decoys that are told by their context only (famous people in history questions,
+places in travel questions, company names, streets in directions, label words before ordinary nouns,
+passport labels before no number): `CONTEXT_DECOYS`. Items for issue 24 (passports, names, addresses,
+shipping labels, those decoys, more clean prompts) are appended after the first items, which stay as they
+were.
 
 Values are embedded the way people write them in Chinese: no spaces around them (`身份证号是110105...请核对`).
 The generator uses one `random.Random(seed)` and seeded Faker instances, so the same seed gives the same
