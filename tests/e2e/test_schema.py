@@ -295,7 +295,7 @@ def test_reject_answers_502_naming_the_pointer_and_keyword(proxies: Proxies, sta
     tag, bad = new_tag(), INVALID[case]
     response = post(proxies.reject, chat_body(tag, {"reply": bad.answer}, response_format=person_format()))
     error = assert_violation(response, bad.pointer, bad.keyword)
-    assert error["param"]
+    assert error["param"] == "output"  # the answer's text, as a blocked answer names it
     assert len(upstream_bodies(standin, tag)) == 1
 
 
@@ -445,7 +445,7 @@ def test_an_invalid_stream_ends_with_an_error_event(proxies: Proxies, standin: P
         response_format=person_format(), stream=True))
     events = sse(raw)
     error = assert_cut(events, never_released=bad.never_released)
-    assert f"`{bad.keyword}`" in error["message"]
+    assert f"`{bad.keyword}`" in error["message"] and error["param"] == "output"
     released = content_of(events)
     assert bad.answer.startswith(released)
     if not bad.whole:
@@ -520,7 +520,7 @@ def test_invalid_tool_arguments_whole(proxies: Proxies, standin: Process) -> Non
     calls = [GOOD_WEATHER, BAD_TIME]
     rejected = post(proxies.reject, chat_body(new_tag(), {"tool_calls": calls}, tools=TOOLS))
     error = assert_violation(rejected, "/tz", "type")
-    assert "tool_calls[1]" in error["param"]
+    assert error["param"] == "tool_calls[1].function.arguments"
     flagged = post(proxies.flag, chat_body(new_tag(), {"tool_calls": calls}, tools=TOOLS))
     assert flagged.status_code == 200 and flagged.headers["x-warden-schema"] == "invalid"
     assert flagged.json()["choices"][0]["message"]["tool_calls"][1]["function"]["arguments"] == BAD_TIME["arguments"]
@@ -551,7 +551,7 @@ def test_invalid_tool_arguments_streamed_interleaved_are_cut(
         new_tag(), {"tool_calls": calls, "chunk_bytes": 11, "chars_per_event": 2}, tools=TOOLS, stream=True))
     events = sse(raw)
     error = assert_cut(events)
-    assert f"tool_calls[{index}]" in error["param"] and f"`{keyword}`" in error["message"]
+    assert error["param"] == f"tool_calls[{index}].function.arguments" and f"`{keyword}`" in error["message"]
     released = tool_arguments(events[:-2])
     for i, call in enumerate(calls):
         assert call["arguments"].startswith(released.get(i, ""))
@@ -611,6 +611,29 @@ def test_responses_streams(proxies: Proxies) -> None:
     assert bad.answer.startswith(released) and '"nickname"' not in released
     assert not any(isinstance(e, dict) and e.get("type") in ("response.output_text.done", "response.completed")
                    for e in events)
+
+
+def test_responses_function_calls(proxies: Proxies) -> None:
+    tools = [{"type": "function", "name": "get_weather", "parameters": WEATHER}]
+    body = {"model": "m", "input": "weather?", "tools": tools}
+    ok = post(proxies.reject, {**body, "standin": {"tool_calls": [GOOD_WEATHER]}}, "/v1/responses")
+    assert ok.status_code == 200 and ok.headers["x-warden-schema"] == "valid"
+    error = assert_violation(post(proxies.reject, {**body, "standin": {"tool_calls": [BAD_WEATHER]}}, "/v1/responses"),
+                             "/days", "maximum")
+    assert error["param"] == "output[0].arguments"
+    raw = post_stream(proxies.reject, {**body, "stream": True, "standin": {
+        "tool_calls": [EXTRA_WEATHER], "chunk_bytes": 7, "chars_per_event": 3}}, "/v1/responses")
+    events = sse(raw)
+    assert events[-1] == "[DONE]" and events[-2]["error"]["code"] == "schema_violation"
+    released = "".join(e["delta"] for e in events if isinstance(e, dict)
+                       and e.get("type") == "response.function_call_arguments.delta")
+    assert EXTRA_WEATHER["arguments"].startswith(released) and '"units"' not in released
+
+
+def test_an_upstream_error_is_not_judged(proxies: Proxies) -> None:
+    response = post(proxies.reject, chat_body(new_tag(), {"status": 503}, response_format=person_format()))
+    assert response.status_code == 503 and "x-warden-schema" not in response.headers
+    assert error_of(response)["code"] == "standin_error"
 
 
 # ---- route schemas and guided decoding ------------------------------------------------------------------------
