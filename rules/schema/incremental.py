@@ -89,6 +89,7 @@ _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "depe
 _WS = re.compile(r"[ \t\n\r]*")
 _STR_STOP = re.compile(r'["\\\x00-\x1f]')
 _DIGITS = re.compile(r"[0-9]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")  # json.scanner's NUMBER_RE
 _HEX = re.compile(r"[0-9a-fA-F]*")
 _BIG = 1 << 62
 
@@ -505,6 +506,22 @@ class StreamChecker:
     # --- the caller's side ------------------------------------------------------------------------------
 
     def feed(self, text: str) -> int | None:
+        base = self.accepted
+        if self.violation is not None or self._ended or not text or len(text) > self.max_chars - base \
+                or self._stillborn is not None:
+            return self._feed_rarely(text)
+        self._text.append(text)
+        self._cur = text
+        self._base = base
+        try:
+            self._run(text)
+        except _Dead as dead:
+            self.accepted = base + dead.index
+            return dead.index
+        self.accepted = base + len(text)
+        return None
+
+    def _feed_rarely(self, text: str) -> int | None:
         if self._ended:
             raise RulesError("StreamChecker.feed after end()")
         if self.violation is not None:
@@ -514,23 +531,12 @@ class StreamChecker:
         if self._stillborn is not None:
             self.violation = self._stillborn
             return 0
-        room = self.max_chars - self.accepted
-        over = len(text) > room
-        if over:
-            text = text[:room]
-        self._text.append(text)
-        self._cur = text
-        self._base = self.accepted
-        try:
-            self._run(text)
-        except _Dead as dead:
-            self.accepted += dead.index
-            return dead.index
-        self.accepted += len(text)
-        if over:
-            self.violation = Violation("", "size", f"the answer is longer than {self.max_chars} characters")
-            return room
-        return None
+        room = self.max_chars - self.accepted  # the text is longer than what is left
+        cut = self.feed(text[:room]) if room else None
+        if cut is not None:
+            return cut
+        self.violation = Violation("", "size", f"the answer is longer than {self.max_chars} characters")
+        return room
 
     def end(self) -> Violation | None:
         if self._ended:
@@ -615,9 +621,9 @@ class StreamChecker:
             elif state <= S_ARR_FIRST:
                 if c == "]" and state == S_ARR_FIRST:
                     self._close(i)
+                    i += 1
                 else:
-                    self._value_start(c, i)
-                i += 1
+                    i = self._value_start(c, i)
             elif state == S_COLON:
                 if c != ":":
                     raise self._syntax(i, "expected ':'")
@@ -718,7 +724,8 @@ class StreamChecker:
 
     # --- values starting and ending ---------------------------------------------------------------------
 
-    def _value_start(self, c: str, i: int) -> None:
+    def _value_start(self, c: str, i: int) -> int:
+        """The value beginning with c at i; returns where reading goes on."""
         kind = _FIRST.get(c)
         if kind is None:
             raise self._syntax(i, f"expected {_EXPECTED[self._state]}" if self._stack or self._state != S_VALUE
@@ -743,6 +750,13 @@ class StreamChecker:
         elif kind == K_NUM:
             self._vcands = cands
             self._vstart = self._base + i
+            text = self._cur
+            m = _NUMBER.match(text, i)
+            if m is not None:  # the whole number is here, and what follows cannot go on with it
+                j = m.end()
+                if j < len(text) and text[j] not in "0123456789.eE":
+                    self._number_done(j)
+                    return j
             self._nsub = N_MINUS if c == "-" else N_ZERO if c == "0" else N_INT
             self._state = S_NUM
         elif kind in (K_OBJ, K_ARR):
@@ -755,6 +769,7 @@ class StreamChecker:
             self._vcands = cands
             self._lit, self._litval = _LITERALS[c]
             self._state = S_LIT
+        return i + 1
 
     def _after_value(self) -> None:
         if self._stack:
