@@ -28,6 +28,7 @@ import pydantic
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from proxy.dev.standin import count_tokens
 from tests.e2e.conftest import REPO, Process, ProxyFactory, http_get, warden_command
 
 pytestmark = pytest.mark.slow
@@ -317,6 +318,8 @@ def test_reask_sends_the_violations_back_and_delivers_the_answer_that_fits(
     assert response.status_code == 200, response.text
     assert response.headers["x-warden-schema"] == "valid"
     assert response.json()["choices"][0]["message"]["content"] == VALID
+    # The body is the second answer as the upstream sent it, its `usage` too (the records add both up).
+    assert response.json()["usage"]["completion_tokens"] == count_tokens(VALID)
     first, again = upstream_bodies(standin, tag)
     asked = first["messages"]
     assert again["messages"][: len(asked)] == asked  # the conversation, then the previous answer and why not
@@ -816,6 +819,9 @@ def test_the_audit_record_carries_the_schema_verdict(proxies: Proxies) -> None:
         return audit_record(proxies.audit_dir, response.headers["x-warden-request-id"]).get("schema")
 
     assert schema_of(reasked) == {"result": "valid", "sha256": person, "source": "request", "attempts": 2}
+    # The upstream generated both answers for this exchange: the record counts both.
+    tokens = audit_record(proxies.audit_dir, reasked.headers["x-warden-request-id"])["exchange"]["tokens"]
+    assert tokens["output"] == count_tokens("no") + count_tokens(VALID)
     assert schema_of(rejected) == {"result": "rejected", "sha256": person, "source": "request", "attempts": 3}
     assert schema_of(routed) == {"result": "valid", "sha256": canonical_sha256(ROUTE_SCHEMA), "source": "route",
                                  "attempts": 1}
