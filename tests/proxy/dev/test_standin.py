@@ -70,6 +70,20 @@ def test_echo_reply_and_pieces_are_unchanged(client: openai.OpenAI, url: str) ->
     assert raw.endswith(b"data: [DONE]\n\n")
 
 
+def test_raw_sse_drop_and_compress_are_unchanged(url: str) -> None:
+    raw = post_stream(url, "/v1/chat/completions", {**CHAT, "stream": True, "standin": {"raw_sse": "data: x\n\n"}})
+    assert raw == b"data: x\n\n"
+    dropped = {**CHAT, "stream": True, "standin": {"drop_after_events": 2}}
+    with httpx.stream("POST", url + "/v1/chat/completions", timeout=10, json=dropped) as response, \
+            pytest.raises(httpx.HTTPError):
+        response.read()
+    with httpx.stream("POST", url + "/v1/chat/completions", timeout=10, headers={"accept-encoding": "gzip"},
+                      json={**CHAT, "stream": True, "standin": {"compress": "accepted"}}) as response:
+        assert response.headers["content-encoding"] == "gzip"
+        assert "".join(p["choices"][0]["delta"].get("content") or "" for p in sse_payloads(response.read())
+                       if p["choices"]) == "Echo: hi"
+
+
 def test_completions_stream_is_unchanged(client: openai.OpenAI) -> None:
     text = "".join(c.choices[0].text for c in client.completions.create(model="m", prompt="abc", stream=True)
                    if c.choices)
