@@ -290,7 +290,7 @@ _PLANS: OrderedDict[str, _Plan | None] = OrderedDict()
 _PLANS_LOCK = threading.Lock()
 
 
-def plan_for(schema: CompiledSchema) -> _Node | None:
+def _plan_for(schema: CompiledSchema) -> _Node | None:
     """The root node of a schema's plan (cached by the schema's hash, bounded), or None: syntax only."""
     if schema.draft != "2020-12":
         return None
@@ -462,8 +462,14 @@ class StreamChecker:
 
     `feed(text)` returns None while every character so far can still lead to a valid document, else the
     index in `text` of the first one that cannot: `violation` is then set, the caller releases `text[:index]`
-    and nothing after, and every later feed returns 0. `end()` judges the complete text with the full
-    validator (parse_document, then CompiledSchema.violations) and returns the first violation or None.
+    and nothing after, and every later feed returns 0. `accepted` counts the characters taken so far. `end()`
+    judges the complete text with the full validator (parse_document, then CompiledSchema.violations) and
+    returns the first violation or None, the early one if there was one; feeding after it is a RulesError.
+    The text is kept (up to `max_chars`; beyond it is a violation) for end().
+
+    `unique_keys=True`: a repeated property name is a violation (also in end()), and member values are judged
+    as soon as they end; by default a repeated name replaces the value before it, as Python's json reads it
+    (module docstring).
     """
 
     def __init__(self, schema: CompiledSchema, *, max_chars: int = MAX_CHARS, unique_keys: bool = False) -> None:
@@ -484,7 +490,6 @@ class StreamChecker:
         self._vstart = 0
         self._nsub = N_INT
         self._lit = ""
-        self._litval: object = None
         self._scands: list[Cand] = []
         self._skey = False
         self._strack = False
@@ -494,7 +499,7 @@ class StreamChecker:
         self._sparts: list[str] | None = None
         self._hi = ""  # a high surrogate escape waiting for its low half
         self._hex = ""
-        root = plan_for(schema)
+        root = _plan_for(schema)
         self._root_cands: list[Cand] = []
         self._stillborn: Violation | None = None
         if root is not None:
@@ -522,10 +527,10 @@ class StreamChecker:
         return None
 
     def _feed_rarely(self, text: str) -> int | None:
-        if self._ended:
-            raise RulesError("StreamChecker.feed after end()")
         if self.violation is not None:
             return 0
+        if self._ended:
+            raise RulesError("StreamChecker.feed after end()")
         if not text:
             return None
         if self._stillborn is not None:
@@ -666,8 +671,7 @@ class StreamChecker:
                 i += k
                 self._lit = rest = rest[k:]
                 if not rest:
-                    self._scalar_done(self._litval, K_TRUE if self._litval is True else
-                                      K_FALSE if self._litval is False else K_NULL, i - 1)
+                    self._after_value()
             else:  # S_END
                 raise self._syntax(i, "text after the document")
 
@@ -767,7 +771,10 @@ class StreamChecker:
             self._state = S_OBJ_FIRST if kind == K_OBJ else S_ARR_FIRST
         else:
             self._vcands = cands
-            self._lit, self._litval = _LITERALS[c]
+            self._lit, value = _LITERALS[c]
+            for node, branch in cands:  # the first character says which value it is: judged there
+                if node.final_kinds & kind and _live(branch) and not _valid(node, value):
+                    self._kill_by_validator(node, branch, value, i)
             self._state = S_LIT
         return i + 1
 

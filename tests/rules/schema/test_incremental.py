@@ -299,7 +299,10 @@ loose_schemas = st.recursive(
     st.sampled_from([True, False, {}, {"type": "integer"}, {"type": ["string", "null"]}, {"enum": ["a", 1, None]},
                      {"const": "ab"}, {"maxLength": 1}, {"minLength": 2}, {"pattern": "^a"}, {"maximum": 1},
                      {"$ref": "#"}, {"maxItems": 1}, {"maxProperties": 1}, {"required": ["a"]},
-                     {"uniqueItems": True}, {"contains": {"type": "null"}}]),
+                     {"uniqueItems": True}, {"contains": {"type": "null"}}, {"minProperties": 1},
+                     {"dependentRequired": {"a": ["b"]}}, {"enum": [{"a": 1}, [1], "a", 1.5]}, {"multipleOf": 2},
+                     {"const": {"a": None}}, {"unevaluatedProperties": False}, {"propertyNames": {"pattern": "^a"}},
+                     {"unevaluatedItems": {"type": "integer"}}]),
     lambda inner: st.one_of(
         st.builds(lambda p, a: {"properties": p, "additionalProperties": a},
                   st.dictionaries(st.sampled_from(KEYS), inner, max_size=3), inner),
@@ -313,7 +316,14 @@ loose_schemas = st.recursive(
         st.builds(lambda x: {"not": x}, inner),
         st.builds(lambda x, y: {"if": x, "then": y}, inner, inner),
         st.builds(lambda x: {"unevaluatedProperties": x, "properties": {"a": True}}, inner),
-        st.builds(lambda x: {"$defs": {"d": x}, "items": {"$ref": "#/$defs/d"}}, inner)),
+        st.builds(lambda x: {"$defs": {"d": x}, "items": {"$ref": "#/$defs/d"}}, inner),
+        st.builds(lambda x, y: {"dependentSchemas": {"a": x}, "else": y}, inner, inner),
+        st.builds(lambda x, y: {"contains": x, "maxContains": 1, "prefixItems": [y]}, inner, inner),
+        st.builds(lambda x: {"$defs": {"x": {"$anchor": "x", "anyOf": [x]}}, "items": {"$ref": "#x"}}, inner),
+        st.builds(lambda x, u: {"$id": f"urn:uuid:{u}", "$defs": {"d": x}, "properties": {"a": {"$ref": "#/$defs/d"}}},
+                  inner, st.uuids()),
+        st.builds(lambda x: {"$defs": {"n": {"$dynamicAnchor": "n", "anyOf": [x]}}, "items": {"$dynamicRef": "#n"}},
+                  inner)),
     max_leaves=8)
 
 
@@ -435,6 +445,9 @@ def test_finished_values_get_the_full_validator() -> None:
     assert cut({"items": {"minimum": 3}}, "[3, 2]") == (5, "minimum")
     assert cut({"items": {"not": {"const": 1}}}, "[2, 1]") == (5, "not")
     assert cut({"uniqueItems": True}, "[1, 1]") == (5, "uniqueItems")
+    # A literal is known at its first character, and judged there.
+    assert cut({"not": {"const": True}}, "true") == (0, "not")
+    assert cut({"items": {"not": {"type": "null"}}}, "[1, nul") == (4, "not")
 
 
 def test_alternatives_die_together() -> None:
