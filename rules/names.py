@@ -6,7 +6,7 @@ every place name in a travel question breaks the model's answers):
 - names after a label or role (`收件人：`, `客户`, `Name:`, `Dear`, `customer`), before an honorific (`先生`,
   `女士`, `老师`) or a possessive of personal data (`的手机`, `'s phone`), after a title (`Mr.`, `Dr.`);
   Chinese names are a surname from `SURNAMES` (compound ones too) and one or two given-name characters,
-  which are any Han character but the `NOT_GIVEN` ones (particles, verbs and nouns that follow names);
+  any Han character but the `NOT_GIVEN` ones (particles, verbs and nouns that follow names: the validator);
 - Chinese addresses by administrative hierarchy (province or municipality, prefecture, district or county,
   street or town, road, number, estate, building, unit, room): a road and its number are required, and the
   address starts at a province, a prefecture city of `CITIES`, or after an address label (`地址：`), where
@@ -98,27 +98,18 @@ NOT_NAME_WORDS = frozenset((
 ))
 
 
-def han_class(excluded: str) -> str:
-    """An RE2 (and Python re) class of the CJK Unified Ideographs U+4E00-U+9FFF but `excluded`, as literal
-    characters (Python's re, which parses the prefix closures, reads no \\x{...})."""
-    out = []
-    start = 0x4E00
-    for cp in sorted({ord(c) for c in excluded if 0x4E00 <= ord(c) <= 0x9FFF}):
-        if cp > start:
-            out.append(chr(start) if cp - 1 == start else f"{chr(start)}-{chr(cp - 1)}")
-        start = cp + 1
-    if start <= 0x9FFF:
-        out.append(f"{chr(start)}-{chr(0x9FFF)}")
-    return f"[{''.join(out)}]"
-
-
 def _alt(words: tuple[str, ...] | list[str]) -> str:
     return "|".join(sorted(words, key=len, reverse=True))
 
 
-_GIVEN = han_class(NOT_GIVEN)
-# Place-name characters: not the verbs and particles that come before an address ("我家住在", "请寄到").
-_PLACE = han_class("在住于到往去来寄送是我你他她的了从把向给请为址，。、；：！？")
+# Given-name and place-name characters: any Han character. A class with exclusions compiles to one UTF-8 range
+# per gap, copied for every counted repetition: the patterns were several times bigger, and RE2's submatch
+# pass over a found value (NFA over the whole program) cost ~100 us per address on 1 KB texts. The given-name
+# characters a name may not hold (NOT_GIVEN) are checked by the validator instead, and a shorter name is tried
+# (rules/pii.py, `_name_ends`).
+_GIVEN = "[一-鿿]"
+_PLACE = "[一-鿿]"
+_NOT_GIVEN = frozenset(NOT_GIVEN)
 ZH_NAME = f"(?:{_alt(COMPOUND_SURNAMES)}|[{SURNAMES}]){_GIVEN}{{1,2}}"
 ZH_NAME_LABELLED = f"(?:{_alt(COMPOUND_SURNAMES)}|[{SURNAMES}{WORD_SURNAMES}]){_GIVEN}{{1,2}}"
 # A capitalised name word: "Smith", "McDonald", "O'Hara", "Smith-Jones".
@@ -144,8 +135,9 @@ NAME_LABEL = f"(?:{ZH_NAME_LABEL}|{EN_NAME_LABEL})"
 NAME_AFTER_LABEL = f"{ZH_NAME_LABELLED}|{EN_NAME}"
 NAME_AFTER_TITLE = f"{ZH_NAME}|{EN_NAME_OR_SURNAME}"
 NAME = f"{ZH_NAME}|{EN_NAME}"
-# A mobile number right after a name is a contact line ("张亮 18449473134").
-NAME_SUFFIX = f"(?:{ZH_HONORIFIC}|{ZH_POSSESSIVE}|{EN_POSSESSIVE}|[ ,，]?1[3-9][0-9]{{9}})"
+# A mobile number after a name and a space or comma is a contact line ("张亮 18449473134"); glued to the
+# name, or after a colon, it is most often a label's ("电话13812345678", "手机：138...").
+NAME_SUFFIX = f"(?:{ZH_HONORIFIC}|{ZH_POSSESSIVE}|{EN_POSSESSIVE}|[ ,，]1[3-9][0-9]{{9}})"
 # What the Set pass looks for (PiiSpec.gate): a label and the first character a name after it can have.
 NAME_LABEL_GATE = f"{NAME_LABEL}[{SURNAMES}{WORD_SURNAMES}{''.join(sorted({c[0] for c in COMPOUND_SURNAMES}))}A-Z]"
 
@@ -199,10 +191,14 @@ _POSTCODE = re.compile(f"(?:{_STATE_ZIP}|{_CA_POST}|{_UK_POST})$")
 
 
 def name_words(value: str) -> bool | None:
-    """False for a common word or a word that is no name after a cue (NOT_NAMES, NOT_NAME_WORDS); None
-    otherwise: nothing is checked in a name, there is no checksum."""
+    """False for a given name holding a NOT_GIVEN character, a common word or a word that is no name after
+    a cue (NOT_NAMES, NOT_NAME_WORDS); None otherwise: there is no checksum."""
     if value in NOT_NAMES or value[:2] in NOT_NAMES or value[:3] in NOT_NAMES:
         return False
+    if not value.isascii():
+        given = value[2:] if value[:2] in COMPOUND_SURNAMES else value[1:]
+        if not _NOT_GIVEN.isdisjoint(given):
+            return False
     if value.isascii() and any(w.casefold().rstrip(".") in NOT_NAME_WORDS for w in value.split()):
         return False
     return None

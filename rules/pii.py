@@ -130,9 +130,12 @@ def _iban_groups(data: bytes, start: int, end: int) -> tuple[int, ...]:
     return (end, *(i for i in range(end - 1, start, -1) if data[i] == 0x20))
 
 
-def _name_words(data: bytes, start: int, end: int) -> tuple[int, ...]:
-    """The match, then without its last words one by one: a capitalised word after a name ("Attn: Jane Doe
-    Thanks") is read as part of it by the pattern, and dropped by the validator (rules/names.py)."""
+def _name_ends(data: bytes, start: int, end: int) -> tuple[int, ...]:
+    """The match, then shorter: without its last words one by one (a capitalised word after a name, "Attn:
+    Jane Doe Thanks"), or a Chinese name without its last character ("户名潘刚谢谢": the pattern reads any
+    Han character as a given name's, the validator refuses 谢, rules/names.py)."""
+    if data[end - 1] >= 0x80:
+        return (end, end - 3) if end - start >= 9 else (end,)
     return (end, *(i for i in range(end - 1, start, -1) if data[i] == 0x20))
 
 
@@ -307,10 +310,10 @@ BUILTIN_SPECS: tuple[PiiSpec, ...] = (
     PiiSpec("person_name.label", "person_name", names.NAME_AFTER_LABEL, prefix=names.NAME_LABEL,
             gate=names.NAME_LABEL_GATE,
             max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8,
-            ends=_name_words),
+            ends=_name_ends),
     PiiSpec("person_name.title", "person_name", names.NAME_AFTER_TITLE, prefix=names.EN_TITLE, gate=names.EN_TITLE,
             max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8,
-            ends=_name_words),
+            ends=_name_ends),
     PiiSpec("person_name.cue_after", "person_name", names.NAME, suffix=names.NAME_SUFFIX, gate=names.NAME_SUFFIX,
             max_len=60, validator=names.name_words, left=_ALPHA, right=b"", strip="", score=0.8),
     PiiSpec("postal_address.zh", "postal_address", names.ZH_ADDRESS, gate=names.ZH_ADDRESS_GATE,
