@@ -109,14 +109,16 @@ class _Node:
     """One subschema as the cursor reads it. Built once per schema (`_Plan`), shared, never changed after."""
 
     __slots__ = ("additional", "conj", "doc", "enum_kinds", "enum_kw", "false", "final_kinds", "groups",
-                 "items", "key_node", "kinds", "max_items", "max_length", "max_properties", "patterns", "pointer",
-                 "prefix_items", "properties", "property_names", "str_enum", "trivial", "type_kinds", "validator")
+                 "items", "key_node", "kinds", "leaf", "max_items", "max_length", "max_properties", "patterns",
+                 "pointer", "prefix_items", "properties", "property_names", "str_enum", "trivial", "type_kinds",
+                 "validator")
 
     def __init__(self, pointer: str, doc: dict[str, Any] | None = None) -> None:
         self.pointer = pointer
         self.doc: dict[str, Any] = doc if doc is not None else {}
         self.false = False
         self.trivial = False
+        self.leaf = False  # neither trivial nor false, and nothing to follow at the same position
         self.type_kinds = K_ALL
         self.enum_kinds = K_ALL
         self.kinds = K_ALL
@@ -188,6 +190,7 @@ class _Plan:
                 node.conj or node.groups or node.str_enum is not None or node.max_length is not None
                 or node.max_items is not None or node.prefix_items or node.items or node.properties
                 or node.patterns or node.additional or node.property_names or node.max_properties is not None)
+            node.leaf = not (node.trivial or node.false or node.conj or node.groups)
 
     def _walk(self, value: object, path: tuple[str, ...], resource: tuple[str, ...]) -> _Node:
         pointer = pointer_of(path)
@@ -351,7 +354,7 @@ def _covered(prior: list[_Branch | None], branch: _Branch | None) -> bool:
 class _Frame:
     """An open object or array. `cands` is empty when nothing is checked inside (syntax only)."""
 
-    __slots__ = ("cands", "count", "is_obj", "keys", "next_cands", "start", "tok")
+    __slots__ = ("cands", "count", "is_obj", "keys", "memo", "next_cands", "start", "tok")
 
     def __init__(self, is_obj: bool, cands: list[Cand], start: int) -> None:
         self.is_obj = is_obj
@@ -361,6 +364,7 @@ class _Frame:
         self.keys: set[str] = set()
         self.tok: str | None = None  # the current member's key (objects)
         self.next_cands: list[Cand] | None = None  # the next key's, member value's or item's candidates
+        self.memo: tuple[list[Cand], list[Cand]] | None = None  # the last items' seeds and candidates
 
 
 # Containers nested deeper than MAX_TRACKED_DEPTH: one shared frame each for objects and arrays, so that a
@@ -398,8 +402,14 @@ class _Text:
             self.tail_start = self.size
 
     def slice(self, a: int, b: int) -> str:
-        if a >= self.tail_start:
-            return "".join(self.tail)[a - self.tail_start:b - self.tail_start]
+        if a >= self.tail_start:  # usually a value that just ended: join the last few pieces only
+            tail = self.tail
+            k = len(tail)
+            start = self.size
+            while start > a:
+                k -= 1
+                start -= len(tail[k])
+            return "".join(tail[k:])[a - start:b - start]
         k = bisect.bisect_right(self.starts, a) - 1
         first = self.starts[k]
         parts = [b_ for b_, s in zip(self.blocks[k:], self.starts[k:], strict=True) if s < b]
@@ -499,6 +509,7 @@ class StreamChecker:
         self._sparts: list[str] | None = None
         self._hi = ""  # a high surrogate escape waiting for its low half
         self._hex = ""
+        self._groups = 0  # anyOf/oneOf groups made so far
         root = _plan_for(schema)
         self._root_cands: list[Cand] = []
         self._stillborn: Violation | None = None
@@ -839,7 +850,16 @@ class StreamChecker:
                     self._kill(branch, i, "items", False, item=False)
                 else:
                     seeds.append((node.items, branch))
-        return self._expand(seeds, i) if seeds else []
+        if not seeds:
+            return []
+        memo = frame.memo
+        if memo is not None and memo[0] == seeds:  # as the item before: same nodes, same branches
+            return memo[1]
+        groups = self._groups
+        found = self._expand(seeds, i)
+        if self._groups == groups:  # no anyOf/oneOf made new branches for that item: reusable
+            frame.memo = (seeds, found)
+        return found
 
     def _key_cands(self, frame: _Frame, i: int) -> list[Cand]:
         """The candidates of the next property name (propertyNames, the names additionalProperties: false
@@ -991,25 +1011,37 @@ class StreamChecker:
     def _expand(self, seeds: list[Cand], i: int) -> list[Cand]:
         """The nodes that hold at a position: the seeds, what they reach through allOf and local $ref, and
         the alternatives of their anyOf/oneOf, each under a new branch. A `false` node kills its branch."""
+        if len(seeds) == 1 and seeds[0][0].leaf:  # the usual case: one node, nothing to follow
+            node, branch = seeds[0]
+            return seeds if branch is None or _live(branch) else []
         out: list[Cand] = []
         seen: dict[int, list[_Branch | None]] = {}
-        stack = list(reversed(seeds))
+        stack = seeds[::-1]
+        pointer = None
         while stack and len(out) < MAX_CANDIDATES:
             node, branch = stack.pop()
             if node.trivial or (branch is not None and not _live(branch)):
                 continue
             prior = seen.get(id(node))
-            if prior is not None and _covered(prior, branch):
+            if prior is None:
+                seen[id(node)] = [branch]
+            elif _covered(prior, branch):
                 continue
-            seen.setdefault(id(node), []).append(branch)
+            else:
+                prior.append(branch)
             if node.false:
                 self._kill(branch, i, "false", False)
                 continue
             out.append((node, branch))
-            stack.extend((child, branch) for child in reversed(node.conj))
+            for child in node.conj[::-1]:
+                stack.append((child, branch))
             for keyword, alternatives in node.groups:
-                group = _Group(branch, len(alternatives), keyword, self._pointer())
-                stack.extend((alt, _Branch(group)) for alt in reversed(alternatives))
+                self._groups += 1
+                if pointer is None:
+                    pointer = self._pointer()
+                group = _Group(branch, len(alternatives), keyword, pointer)
+                for alternative in alternatives[::-1]:
+                    stack.append((alternative, _Branch(group)))
         return out
 
     def _pointer(self) -> str:
