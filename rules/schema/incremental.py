@@ -510,6 +510,7 @@ class StreamChecker:
         self._hi = ""  # a high surrogate escape waiting for its low half
         self._hex = ""
         self._groups = 0  # anyOf/oneOf groups made so far
+        self._members: dict[tuple[int, str], tuple[list[Cand], list[Cand]]] = {}
         root = _plan_for(schema)
         self._root_cands: list[Cand] = []
         self._stillborn: Violation | None = None
@@ -895,12 +896,25 @@ class StreamChecker:
         if not repeated:
             frame.keys.add(key)
             frame.count += 1
+        cands = frame.cands
+        for node, branch in cands:
+            if node.max_properties is not None and frame.count > node.max_properties and _live(branch):
+                self._kill(branch, i, "maxProperties", node.max_properties)
+        # What the name alone decides (its member's nodes, a name nothing takes) does not depend on the value:
+        # objects that share their candidates (items of one array) share it.
+        memo = self._members.get((id(cands), key))
+        member = memo[1] if memo is not None and memo[0] is cands else self._member_cands(cands, key, i)
+        frame.tok = key
+        # A repeated key replaces the value before it (Python's json keeps the last), so unless repeated keys
+        # are refused a member's value is only final when its object closes: it is judged then, as a whole.
+        frame.next_cands = member if self.unique_keys else []
+        self._state = S_COLON
+
+    def _member_cands(self, cands: list[Cand], key: str, i: int) -> list[Cand]:
         seeds: list[Cand] = []
-        for node, branch in frame.cands:
+        for node, branch in cands:
             if branch is not None and not _live(branch):
                 continue
-            if node.max_properties is not None and frame.count > node.max_properties:
-                self._kill(branch, i, "maxProperties", node.max_properties)
             matched = False
             child = node.properties.get(key)
             if child is not None:
@@ -915,12 +929,13 @@ class StreamChecker:
                     self._kill(branch, i, "additionalProperties", False)
                 else:
                     seeds.append((node.additional, branch))
-        frame.tok = key
+        groups = self._groups
         member = self._expand(seeds, i) if seeds else []
-        # A repeated key replaces the value before it (Python's json keeps the last), so unless repeated keys
-        # are refused a member's value is only final when its object closes: it is judged then, as a whole.
-        frame.next_cands = member if self.unique_keys else []
-        self._state = S_COLON
+        if self._groups == groups:  # no new branches: the same for the next object with these candidates
+            if len(self._members) >= 1024:
+                self._members.clear()
+            self._members[id(cands), key] = (cands, member)
+        return member
 
     # --- strings ----------------------------------------------------------------------------------------
 
