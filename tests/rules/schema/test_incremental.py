@@ -457,6 +457,12 @@ def test_alternatives_die_together() -> None:
     assert cut(schema, '["a", 2]') == (4, "anyOf")  # both branches dead at the comma
     assert cut({"oneOf": [{"type": "string"}, {"type": "integer"}]}, "null") == (0, "oneOf")
     assert cut({"oneOf": [{"type": "number"}, {"type": "integer"}]}, "1 ") == (1, "oneOf")  # both hold
+    # Items share their candidates (and what a name decides): a branch one item kills is dead for the next.
+    shared = {"anyOf": [{"items": {"additionalProperties": False, "properties": {"a": {}}}},
+                        {"items": {"properties": {"b": {"type": "integer"}}}}]}
+    assert cut(shared, '[{"a": 1}, {"b": 2}, {"a": "x"}]') == (None, None)
+    assert cut(shared, '[{"b": 1}, {"a": 1}, {"b": "x"}]') == (30, "anyOf")
+    assert cut(shared, '[{"b": "x"}, {"a": 1}]') == (10, "anyOf")
     recursive = {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#"}}]}
     assert cut(recursive, "[[1, [2]], 3]") == (None, None)
     assert cut(recursive, '[[1, ["x"]]]') == (6, "anyOf")
