@@ -4,7 +4,8 @@ official `openai` client and raw httpx as callers.
 Four proxies serve the whole module (processes cost seconds to start): one per `--schema-policy` (reject,
 flag, reask with `--schema-reask 2` and an audit log), all with a `schemas:` config map (`routed-*` -> a
 schema file, injected upstream as `response_format`), and one with `--schema-inject off` and the route schema
-from `WARDEN_SCHEMA`. Every exchange carries a fresh tag in its prompt, so the upstream's requests for it are
+from `WARDEN_SCHEMA`; beside them, a `warden serve` that must refuse to start on a route schema it cannot
+use. Every exchange carries a fresh tag in its prompt, so the upstream's requests for it are
 found in the stand-in's log (`/_standin/received`) whatever else ran before.
 """
 
