@@ -127,6 +127,12 @@ def _answer_of(key: LaneKey) -> object:
     return RESPONSES if key[0] in (RESPONSES, RESPONSES_CALL) else key[0]
 
 
+def unique_keys_checker(schema: CompiledSchema) -> StreamChecker:
+    """Answers with a repeated property name are refused whole (rules/schema/document.py), so a member's value
+    is final when it ends and is judged there: a wrong type is cut at its first character, not at `}`."""
+    return StreamChecker(schema, unique_keys=True)
+
+
 class StreamGate:
     """The schema checks of one stream. Not thread-safe: fed from the stream callable, through the guard.
     `offered`: the request's function names (proxy.schemas.answer.offered_functions)."""
@@ -135,7 +141,7 @@ class StreamGate:
                  "route", "skipped", "state")
 
     def __init__(self, state: FlowState, facts: SchemaFacts, policy: SchemaPolicy, offered: Collection[str] = (),
-                 make_checker: Callable[[CompiledSchema], Checker] = StreamChecker) -> None:
+                 make_checker: Callable[[CompiledSchema], Checker] = unique_keys_checker) -> None:
         self.state = state
         self.facts = facts
         self.plan = facts.plan
