@@ -140,3 +140,10 @@ def test_responses_text_format_is_planned() -> None:
 def test_routes_without_structured_answers_get_no_plan(tmp_path: Path) -> None:
     flow = posted({"model": "m", "input": "hi"}, "/v1/embeddings")
     assert planned(services(tmp_path, PERSON), flow).schema is None
+
+
+def test_an_answer_with_a_schema_is_asked_for_uncompressed_even_unguarded() -> None:
+    flow = posted(chat(response_format={"type": "json_object"}))
+    flow.request.headers["accept-encoding"] = "gzip, br"
+    planned(services(guard=False), flow)
+    assert flow.request.headers["accept-encoding"] == "identity"
