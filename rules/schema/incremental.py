@@ -18,11 +18,12 @@ when a node under no branch fails. Decisions rest only on facts that cannot chan
   subschema (`CompiledSchema.subschema_validator`), so `required`, `minLength`, `pattern`, numbers' bounds
   and whatever else the node says are decided when the value ends.
 
-Duplicate keys: Python's `json` keeps the last value of a repeated key, so a member's value is not final
-until its object closes (a later `"a": ...` replaces it). By default the checker therefore does not judge
-member values on their own; the object is judged when it closes. `unique_keys=True` is for a caller that
-refuses repeated keys (RFC 8259 section 4 says names SHOULD be unique; I-JSON, RFC 7493, says MUST): a
-repeated key is then a violation, here and in `end()`, and member values are judged as they finish.
+Repeated property names: where they are allowed, Python's `json` keeps the last value, so a member's value
+is not final until its object closes (a later `"a": ...` replaces it): with `unique_keys=False` the checker
+does not judge member values on their own, the object is judged when it closes. With `unique_keys=True` (RFC
+8259 section 4 says names SHOULD be unique; I-JSON, RFC 7493, says MUST) a repeated name is a violation, here
+and in `end()`, and member values are judged as soon as they end. The default reads documents the way
+`parse_document` does (REPEATED_NAMES_REFUSED): the checker must never cut what the whole-answer check takes.
 
 Left to `end()`: everything a node says that is not above (`not`, `if`, `dependentSchemas`, `contains`,
 `uniqueItems`, `unevaluated*`, `oneOf`'s "exactly one", ...) until the value it constrains is finished;
@@ -465,6 +466,9 @@ def _repeated_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 
 _UNIQUE = json.JSONDecoder(object_pairs_hook=_repeated_keys, parse_constant=_no_constants)
+# Whether parse_document refuses a property name repeated in one object (I-JSON) or keeps the last value
+# (Python's json): the checker's default reads documents the same way.
+REPEATED_NAMES_REFUSED: Final[bool] = not parse_document('{"a": 0, "a": 0}').ok
 
 
 class StreamChecker:
@@ -478,14 +482,15 @@ class StreamChecker:
     The text is kept (up to `max_chars`; beyond it is a violation) for end().
 
     `unique_keys=True`: a repeated property name is a violation (also in end()), and member values are judged
-    as soon as they end; by default a repeated name replaces the value before it, as Python's json reads it
-    (module docstring).
+    as soon as they end; False: a repeated name replaces the value before it, as Python's json reads it. The
+    default (None) is what parse_document does (module docstring).
     """
 
-    def __init__(self, schema: CompiledSchema, *, max_chars: int = MAX_CHARS, unique_keys: bool = False) -> None:
+    def __init__(self, schema: CompiledSchema, *, max_chars: int = MAX_CHARS, unique_keys: bool | None = None
+                 ) -> None:
         self.schema = schema
         self.max_chars = max_chars
-        self.unique_keys = unique_keys
+        self.unique_keys = REPEATED_NAMES_REFUSED if unique_keys is None else unique_keys
         self.violation: Violation | None = None
         self.accepted = 0
         self._text = _Text()
@@ -569,7 +574,7 @@ class StreamChecker:
         document = parse_document(text)
         if document.violation is not None:
             return document.violation
-        if self.unique_keys:
+        if self.unique_keys and not REPEATED_NAMES_REFUSED:
             try:
                 _UNIQUE.decode(text)
             except ValueError:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from rules.errors import RulesError
 from rules.schema import CompiledSchema, InvalidSchema, SchemaCache, parse_document
-from rules.schema.incremental import StreamChecker
+from rules.schema.incremental import REPEATED_NAMES_REFUSED, StreamChecker
 
 SUITE = Path(__file__).parents[2] / "data" / "json-schema-test-suite" / "draft2020-12"
 CACHE = SchemaCache(entries=4096)
@@ -410,6 +410,15 @@ def test_member_values_wait_for_their_object_unless_keys_are_unique() -> None:
     assert checker.feed('[{"b": 1, "b": 2}]') == 12
     # Inside an array, an item is final as soon as it ends.
     assert cut({"items": schema}, '[{"a": "x"}, {}]') == (10, "maxLength")
+
+
+def test_repeated_names_read_as_parse_document_reads_them() -> None:
+    refused = not parse_document('{"a": 1, "a": 2}').ok
+    assert REPEATED_NAMES_REFUSED is refused
+    assert StreamChecker(CACHE.compile(True)).unique_keys is refused
+    checker = StreamChecker(CACHE.compile({"properties": {"a": {"maxLength": 0}}}))
+    assert checker.feed('{"a": "x", "a": ""}') == (7 if refused else None)
+    assert (checker.end() is None) is not refused
 
 
 def test_property_names() -> None:
