@@ -25,11 +25,14 @@ does not judge member values on their own, the object is judged when it closes. 
 and in `end()`, and member values are judged as soon as they end. The default reads documents the way
 `parse_document` does (REPEATED_NAMES_REFUSED): the checker must never cut what the whole-answer check takes.
 
-Left to `end()`: everything a node says that is not above (`not`, `if`, `dependentSchemas`, `contains`,
-`uniqueItems`, `unevaluated*`, `oneOf`'s "exactly one", ...) until the value it constrains is finished;
-`$ref` other than a local JSON pointer; subschemas reached through `$dynamicRef` (their meaning depends on
-the dynamic scope; with a `$dynamicRef` anywhere, only the root is checked with a validator); drafts other
-than 2020-12 (syntax only); nesting deeper than MAX_TRACKED_DEPTH (syntax only below it).
+Left until the value it constrains is finished (then its node's validator decides): everything a node says
+that is not above (`not`, `if`, `dependentSchemas`, `contains`, `uniqueItems`, `unevaluated*`, `oneOf`'s
+"exactly one", `$ref` other than a local JSON pointer, ...). Left to `end()`: the root number (it ends with
+the text); subschemas reached through `$dynamicRef` (their meaning depends on the dynamic scope; with a
+`$dynamicRef` anywhere only the root is checked with a validator); drafts other than 2020-12 (syntax only);
+nesting deeper than MAX_TRACKED_DEPTH (syntax only below it) and deeper than Python's json goes (that depends
+on the caller's stack); integers over Python's 4300 digits; strings the validator cannot read (a lone
+surrogate escape).
 """
 
 from __future__ import annotations
