@@ -160,7 +160,11 @@ def plan_for(route: Route, body: Mapping[str, object], route_schemas: RouteSchem
     return SchemaPlan(SchemaSource.ROUTE, own.schema, tools), own
 
 
-def injected_format(schema: RouteSchema) -> dict[str, object]:
-    """The `response_format` a route schema goes upstream as: vLLM (>= 0.12 dropped `guided_json`), SGLang and
-    llama.cpp all constrain decoding to it."""
+def injected_format(schema: RouteSchema, backend: str = "vllm") -> dict[str, object]:
+    """The `response_format` a route schema goes upstream as. vLLM (>= 0.12 dropped `guided_json`), SGLang and
+    llama.cpp's own `llama-server` constrain decoding to OpenAI's json_schema form; llama-cpp-python's server
+    refuses it with a 500 (its `response_format.type` is `text` or `json_object`, measured against it here)
+    and takes the schema as `json_object`'s `schema`, which `llama-server` reads too: so for `llama_cpp`."""
+    if backend == "llama_cpp":
+        return {"type": "json_object", "schema": schema.schema.document}
     return {"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema.document}}

@@ -50,7 +50,7 @@ class SchemaRequest:
         if plan is None:
             return
         if route_schema is not None and self.inject:
-            body["response_format"] = injected_format(route_schema)
+            body["response_format"] = injected_format(route_schema, self.config.backend)
             flow.request.content = json_bytes(body)
             plan = dataclasses.replace(plan, injected=True)
         # The answer is read event by event (or whole) to be checked: asked for uncompressed, as the guard asks.

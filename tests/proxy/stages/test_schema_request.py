@@ -147,3 +147,11 @@ def test_an_answer_with_a_schema_is_asked_for_uncompressed_even_unguarded() -> N
     flow.request.headers["accept-encoding"] = "gzip, br"
     planned(services(guard=False), flow)
     assert flow.request.headers["accept-encoding"] == "identity"
+
+
+def test_a_llama_cpp_backend_gets_the_schema_in_the_json_object_form(tmp_path: Path) -> None:
+    """llama-cpp-python's server answers `json_schema` with a 500 (tried against it); it and llama-server
+    both read `{"type": "json_object", "schema": ...}`."""
+    flow = posted(chat())
+    planned(services(tmp_path, PERSON, backend="llama_cpp"), flow)
+    assert json.loads(flow.request.content or b"")["response_format"] == {"type": "json_object", "schema": PERSON}
