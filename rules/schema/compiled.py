@@ -86,6 +86,9 @@ class Violation:
         return f"{where}: {self.detail} (keyword `{self.keyword}`)"
 
 
+LONE_SURROGATE = Violation("", "json", "a string holds a lone UTF-16 surrogate escape, which is not Unicode text")
+
+
 def _depth(value: object) -> int:
     """Nesting depth without recursion (a hostile schema may be deeper than Python's stack)."""
     deepest = 0
@@ -177,10 +180,21 @@ class CompiledSchema:
     subschemas: jsonschema_rs.ValidatorMap
 
     def is_valid(self, instance: object) -> bool:
-        return bool(self.validator.is_valid(instance))
+        try:
+            return bool(self.validator.is_valid(instance))
+        except UnicodeEncodeError:
+            return False  # LONE_SURROGATE: see violations
 
     def violations(self, instance: object, limit: int = MAX_VIOLATIONS) -> tuple[Violation, ...]:
-        """The first `limit` violations, in the validator's order; () when valid."""
+        """The first `limit` violations, in the validator's order; () when valid. A string with a lone UTF-16
+        surrogate (JSON's `"\ud83d"` escape parses to one) is not Unicode text and cannot be validated: it is a
+        violation of its own (I-JSON, RFC 7493 section 2.1, forbids it), not a crash."""
+        try:
+            return self._violations(instance, limit)
+        except UnicodeEncodeError:
+            return (LONE_SURROGATE,)
+
+    def _violations(self, instance: object, limit: int) -> tuple[Violation, ...]:
         found: list[Violation] = []
         for error in self.validator.iter_errors(instance):
             schema_path = list(error.schema_path)

@@ -88,3 +88,9 @@ def test_violation_message() -> None:
         'at the document root: expected type "object" (keyword `type`)'
     assert Violation("/a/0", "maxLength", "longer than 3 characters").message() == \
         "at /a/0: longer than 3 characters (keyword `maxLength`)"
+
+
+def test_a_lone_surrogate_is_a_violation_not_a_crash() -> None:
+    schema = SchemaCache().compile({"type": "string", "maxLength": 3})  # jsonschema-rs raised UnicodeEncodeError
+    assert not schema.is_valid("\ud83d")
+    assert [v.keyword for v in schema.violations("\ud83d")] == ["json"]
