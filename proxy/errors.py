@@ -4,6 +4,7 @@ failures to HTTP statuses, and the patch that makes mitmproxy's own error pages 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 
 from mitmproxy import http
@@ -56,6 +57,33 @@ def content_blocked(status: int, rules: tuple[str, ...], *, output: bool = False
     return ApiError(status, "invalid_request_error", "content_blocked",
                     f"{what} was blocked by policy (rules: {', '.join(rules) or 'unknown'}).",
                     param="output" if output else None, rules=rules)
+
+
+def safe_reply(text: str, *, model: str | None, stream: bool, request_id: str | None,
+               rules: tuple[str, ...]) -> http.Response:
+    """A blocked chat request answered as the assistant (a rule's `reply`, e.g. self-harm: the person may need
+    help, not an error): an OpenAI chat completion, or its stream of chunks when the client asked for one.
+    `rules` go in a header, as on a block; the text is the rule file's, never the client's."""
+    ident = f"chatcmpl-warden-{request_id or 'reply'}"
+    created = int(time.time())
+    name = model or "warden"
+    headers = {"X-Warden-Action": "block", "X-Warden-Rules": ",".join(rules)}
+    if request_id:
+        headers["X-Warden-Request-Id"] = request_id
+    if not stream:
+        body = {"id": ident, "object": "chat.completion", "created": created, "model": name,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                             "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+        return http.Response.make(200, json.dumps(body, ensure_ascii=False).encode(),
+                                  {"Content-Type": "application/json", **headers})
+    chunk = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": name}
+    events = [
+        {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": None}]},
+        {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    data = "".join(f"data: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events) + "data: [DONE]\n\n"
+    return http.Response.make(200, data.encode(), {"Content-Type": "text/event-stream", **headers})
 
 
 def invalid_json(detail: str) -> ApiError:

@@ -44,8 +44,8 @@ ALIASES: dict[str, str] = {
 
 COMMON_FIELDS = frozenset({"rule", "enabled", "level", "action", "category", "min_score", "description"})
 PII_FIELDS = COMMON_FIELDS | {"kind", "mask_pattern", "mask"}
-WORD_FIELDS = COMMON_FIELDS | {"words", "allow"}
-PATTERN_FIELDS = COMMON_FIELDS | {"pattern"}
+WORD_FIELDS = COMMON_FIELDS | {"words", "allow", "reply"}
+PATTERN_FIELDS = COMMON_FIELDS | {"pattern", "reply"}
 TOP_FIELDS = frozenset({"version", "normalize", "pii", "words", "patterns", "rules"})
 NORMALIZE_FIELDS = frozenset({"traditional_to_simplified", "skip_chars", "max_skip"})
 
@@ -205,6 +205,15 @@ def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any
             value = tuple(w.strip() for w in value)
         elif key == "pattern":
             need(key, isinstance(value, str) and value != "", "a non-empty RE2 pattern string")
+        elif key == "reply":
+            # A blocked chat request answers with this text as the assistant's message instead of an error
+            # (self-harm: the person may need help). One text, or one per language {zh: ..., en: ...}.
+            if isinstance(value, str):
+                value = {"zh": value, "en": value}
+            need(key, isinstance(value, dict) and value != {} and set(value) <= {"zh", "en"}
+                 and all(isinstance(v, str) and v.strip() for v in value.values()),
+                 "a non-empty string or {zh: TEXT, en: TEXT}")
+            value = {lang: value.get(lang) or next(iter(value.values())) for lang in ("zh", "en")}
         out[key] = value
     return out
 

@@ -1,11 +1,14 @@
 """Policy: what each rule does with its findings (level or explicit action) and how values are masked.
 
 Levels follow the seed format: 1 = warn (annotate), 2 = block, 3 = block and alert. An explicit `action`
-(`allow|annotate|mask|pseudonymize|block`) wins over a level. PII rules default to `mask`.
+(`allow|annotate|mask|pseudonymize|block`) wins over a level. PII rules default to `mask`. A word or pattern
+rule's `reply` ({zh, en} texts) makes a blocked chat request answer as the assistant with that text instead of an
+error (proxy/stages/inspect_request.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -73,6 +76,7 @@ class RulePolicy:
     mask: MaskSpec | None = None  # None: the kind's default
     min_score: float = 0.5
     alert: bool = False
+    reply: Mapping[str, str] | None = None  # {zh, en}: a block answers with this text (rules/loader.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,10 +91,12 @@ class Decision:
 
 
 def policy_for(rule: str, *, level: int | None, action: Action | None, mask: MaskSpec | None = None,
-               min_score: float = 0.5, default: Action = Action.BLOCK) -> RulePolicy:
+               min_score: float = 0.5, default: Action = Action.BLOCK,
+               reply: Mapping[str, str] | None = None) -> RulePolicy:
     if action is None:
         action = LEVEL_ACTIONS[level] if level is not None else default
-    return RulePolicy(rule, action, level, mask, min_score, alert=level is not None and level >= ALERT_LEVEL)
+    return RulePolicy(rule, action, level, mask, min_score, alert=level is not None and level >= ALERT_LEVEL,
+                      reply=reply)
 
 
 _new = object.__new__

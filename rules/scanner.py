@@ -144,7 +144,7 @@ def _policy(entry: RuleEntry) -> RulePolicy:
     if level is None and "action" not in f and entry.type != "pii":
         level = 2  # fail closed: a word or pattern rule without a level blocks
     return policy_for(entry.rule, level=level, action=f.get("action"), mask=_mask_spec(f),
-                      min_score=f.get("min_score", 0.5), default=default)
+                      min_score=f.get("min_score", 0.5), default=default, reply=f.get("reply"))
 
 
 def _jsonable(value: Any) -> Any:
@@ -221,6 +221,11 @@ class Scanner:
 
     def policy(self, rule: str) -> RulePolicy | None:
         return self._policies.get(rule)
+
+    def policy_of(self, finding: Finding) -> RulePolicy | None:
+        """The policy `scan` applies to a finding: its rule's, else its category's (a plug-in detector's
+        `semantic.<category>` findings take the word list's policy)."""
+        return self._policies.get(finding.rule) or self._category_policy.get(finding.category)
 
     # -- scanning -------------------------------------------------------------------------------------
 

@@ -12,13 +12,13 @@ from mitmproxy import http
 
 from audit.records import Verdict
 from proxy.bodies import json_bytes
-from proxy.errors import content_blocked, guard_timeout
+from proxy.errors import content_blocked, guard_timeout, safe_reply
 from proxy.guard.body import BodyInspector, BodyScan
 from proxy.guard.extract import TextField, put
 from proxy.guard.ledger import Direction
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
-from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
+from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, Route, get_state
 from rules.findings import Action
 
 
@@ -72,7 +72,7 @@ class InspectRequest:
                 flow.request.content = json_bytes(body)  # the name was judged already (correlate): cheap
             return
         if scan.blocked:
-            self._block(flow, state)
+            self._block(flow, state, self._reply(state, scan))
             return
         rewrites = scan.rewrites()
         if body is None:
@@ -130,9 +130,35 @@ class InspectRequest:
         body["model"] = masked
         return True
 
-    def _block(self, flow: http.HTTPFlow, state: FlowState) -> None:
+    def _reply(self, state: FlowState, scan: BodyScan) -> str | None:
+        """A chat request blocked only by rules with a `reply` (rules/policy.py) is answered with it, in the
+        prompt's language (Chinese when a fifth of its letters are ideographs): None otherwise."""
+        if state.route is not Route.CHAT or scan.inspection is None:
+            return None
+        scanner = self.services.guard.policy.request
+        replies, texts = [], []
+        for fs in scan.inspection.scans:  # the language of the fields that block, not of a system prompt
+            for d in fs.result.decisions:
+                if d.action is Action.BLOCK:
+                    policy = scanner.policy_of(d.finding)
+                    if policy is None or policy.reply is None:
+                        return None
+                    replies.append(policy.reply)
+                    texts.append(fs.field.text)
+        if not replies:
+            return None
+        text = " ".join(texts)
+        letters = sum(1 for c in text if c.isalpha())
+        cjk = sum(1 for c in text if "\u3400" <= c <= "\u9fff")
+        return replies[0]["zh" if letters and cjk * 5 >= letters else "en"]
+
+    def _block(self, flow: http.HTTPFlow, state: FlowState, reply: str | None = None) -> None:
         state.outcome = Outcome.BLOCKED
         rules = state.ledger.blocked_rules
+        if reply is not None:
+            flow.response = safe_reply(reply, model=state.requested_model, stream=state.stream,
+                                       request_id=state.request_id, rules=rules)
+            return
         response = content_blocked(self.config.block_status, rules).response(state.request_id)
         response.headers["x-warden-action"] = Action.BLOCK.value
         flow.response = response

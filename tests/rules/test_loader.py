@@ -115,3 +115,17 @@ def test_syntax_errors_say_where(tmp_path: Path) -> None:
         load([bad_json], builtin=False)
     with pytest.raises(RuleFileError, match="cannot read"):
         load([tmp_path / "missing.yaml"], builtin=False)
+
+
+def test_reply_is_one_text_or_one_per_language(tmp_path: Path) -> None:
+    from rules.scanner import Scanner
+
+    f = tmp_path / "r.yaml"
+    f.write_text("words:\n  - {rule: r1, level: 2, words: [abcxyz], reply: 'get help'}\n"
+                 "  - {rule: r2, level: 2, words: [defxyz], reply: {zh: 请求助}}\n", "utf-8")
+    s = Scanner.load([f], builtin=False)
+    assert s.policy("r1").reply == {"zh": "get help", "en": "get help"}  # type: ignore[union-attr]
+    assert s.policy("r2").reply == {"zh": "请求助", "en": "请求助"}  # type: ignore[union-attr]
+    f.write_text("words:\n  - {rule: r1, level: 2, words: [abcxyz], reply: {fr: aide}}\n", "utf-8")
+    with pytest.raises(RuleFileError, match="reply"):
+        Scanner.load([f], builtin=False)

@@ -30,7 +30,7 @@ def test_decisions_follow_levels_and_actions() -> None:
     by_rule = {d.finding.rule: d for d in result.decisions}
     assert by_rule["CHN_ID_CARD"].action is Action.MASK
     assert by_rule["exam_fraud"].action is Action.BLOCK and by_rule["exam_fraud"].alert  # level 3
-    assert by_rule["self_harm"].action is Action.ANNOTATE  # level 1
+    assert by_rule["self_harm"].action is Action.BLOCK and not by_rule["self_harm"].alert  # level 2, a reply
     assert result.action is Action.BLOCK and result.alert
     assert result.rules_hit == ("CHN_ID_CARD", "exam_fraud", "self_harm")
     assert len(result.decisions) == len(result.findings)
