@@ -37,6 +37,7 @@ def heads(subset: Subset) -> train.Heads:
     return _train(subset)
 
 
+@pytest.mark.timeout(600)  # its fixtures encode and train the subset first: ~2 min alone, > 240 s on a busy box
 def test_training_is_deterministic(subset: Subset, heads: train.Heads) -> None:
     a = heads
     b = _train(subset)
