@@ -138,8 +138,13 @@ NAME = f"{ZH_NAME}|{EN_NAME}"
 # A mobile number after a name and a space or comma is a contact line ("张亮 18449473134"); glued to the
 # name, or after a colon, it is most often a label's ("电话13812345678", "手机：138...").
 NAME_SUFFIX = f"(?:{ZH_HONORIFIC}|{ZH_POSSESSIVE}|{EN_POSSESSIVE}|[ ,，]1[3-9][0-9]{{9}})"
-# What the Set pass looks for (PiiSpec.gate): a label and the first character a name after it can have.
-NAME_LABEL_GATE = f"{NAME_LABEL}[{SURNAMES}{WORD_SURNAMES}{''.join(sorted({c[0] for c in COMPOUND_SURNAMES}))}A-Z]"
+# What the Set pass looks for (PiiSpec.gate): a label and the first character a name after it can have. An
+# English label after a non-letter, as in the pattern (the spec's left boundary): case-insensitive words
+# matched from every letter kept the Set's DFA in many more states on English text (~4 us per 1 KB text).
+NAME_LABEL_GATE = (
+    f"(?:{ZH_NAME_LABEL}|(?:^|[^A-Za-z])(?:{EN_NAME_LABEL}))"
+    f"[{SURNAMES}{WORD_SURNAMES}{''.join(sorted({c[0] for c in COMPOUND_SURNAMES}))}A-Z]"
+)
 
 _DISTRICT = f"{_PLACE}{{1,7}}?(?:区|县|旗)|{_PLACE}{{1,5}}?市"
 _ROAD = f"[0-9{_PLACE[1:-1]}]{{1,10}}?(?:大街|大道|路|街|道|巷|胡同|弄|里)"
