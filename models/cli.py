@@ -26,6 +26,8 @@ def _parser() -> argparse.ArgumentParser:
                         "models.evaluate.HELD_OUT_SETS)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
     e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
+    e.add_argument("--by-category", action="store_true",
+                   help="fused row per label (recall) and per negative type and topic (false positives)")
     e.add_argument("--lexical", choices=("scanner", "keywords"), default="scanner",
                    help="lexical row: rules.scanner's builtin packs (default) or the category keyword lists")
     return p
@@ -107,10 +109,17 @@ def _eval(args: argparse.Namespace) -> int:
     print(evaluate.HEADER)
     for r in rows:
         print(r.row())
-    if args.errors:
+    if args.errors or args.by_category:
+        preds: list[bool] = []
         for it in items:
             findings = fusion(it.text, [*lexical(it.text), *detector.detect(it.text)])
-            pred = any(judged(f.category) for f in findings)
-            if pred != (it.label is not None):
-                print(f"{'FP' if pred else 'FN'} {it.type:<20} {it.label or '-':<11} {it.text}")
+            preds.append(any(judged(f.category) for f in findings))
+        if args.by_category:
+            print(evaluate.BY_GROUP_HEADER)
+            for line in evaluate.by_group(items, preds):
+                print(line)
+        if args.errors:
+            for it, pred in zip(items, preds, strict=True):
+                if pred != (it.label is not None):
+                    print(f"{'FP' if pred else 'FN'} {it.type:<20} {it.label or '-':<11} {it.text}")
     return EXIT_OK

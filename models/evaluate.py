@@ -61,6 +61,11 @@ HEADER = f"{'detector':<18} {'n':>5} {'accuracy':>9} {'precision':>10} {'recall'
 # read and are trained on; the sixteenth, in their style, is held out.
 DEVELOPMENT_SETS = ("semantic_eval.jsonl", *(f"semantic_eval{n}.jsonl" for n in (*range(2, 12), 14, 15)))
 HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eval16.jsonl")
+# Blind sets of the attack categories (issue 23: prompt_injection, self_harm; their own mix: positives, hard
+# negatives of those topics and plain chat). Not pooled into the default reading; eval17 was read once with the
+# heads of its commit (bench/README.md). Two of its plain texts are also benign.yaml exemplars, so
+# `warden models eval` refuses it whole: the first reading dropped those two.
+ATTACK_SETS = ("semantic_eval17.jsonl",)
 
 
 def data_path(name: str) -> Path:
@@ -157,3 +162,21 @@ def evaluate(items: Sequence[Item], lexical: LexicalDetect, semantic: LexicalDet
         rows += [measure("lexical" + suffix, subset, lex), measure("semantic" + suffix, subset, sem),
                  measure("fused" + suffix, subset, fused)]
     return rows
+
+
+BY_GROUP_HEADER = f"{'fused, by group':<40} {'n':>5} {'flagged':>8}"
+
+
+def by_group(items: Sequence[Item], preds: Sequence[bool]) -> list[str]:
+    """The fused verdicts by group: positives by label (the share flagged is recall), hard negatives by topic
+    and plain benign texts (the share flagged is their false-positive rate)."""
+    groups: dict[str, list[bool]] = {}
+    for it, pred in zip(items, preds, strict=True):
+        if it.label is not None:
+            key = f"positive {it.label}"
+        elif it.type == "hard_negative":
+            key = f"hard_negative {it.topic or '-'}"
+        else:
+            key = f"{it.type}"
+        groups.setdefault(key, []).append(pred)
+    return [f"{key:<40} {len(v):>5} {sum(v) / len(v):>8.1%}" for key, v in sorted(groups.items())]

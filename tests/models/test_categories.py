@@ -14,7 +14,8 @@ from models.errors import CategoryFileError
 
 def test_shipped_categories_load() -> None:
     cats = categories.load_categories()
-    assert [c.name for c in cats] == ["drugs", "exam_fraud", "fraud_scam", "gambling", "weapons"]
+    assert [c.name for c in cats] == ["drugs", "exam_fraud", "fraud_scam", "gambling", "prompt_injection", "self_harm",
+                                      "weapons"]
     for c in cats:
         assert c.level in (1, 2, 3)
         assert all(c.positives[lang] and c.hard_negatives[lang] for lang in categories.LANGS)
@@ -30,11 +31,12 @@ def _training_texts() -> set[str]:
 
 
 def test_every_evaluation_set_is_development_or_held_out() -> None:
-    assert sorted(p.name for p in EVAL_SETS) == sorted([*evaluate.DEVELOPMENT_SETS, *evaluate.HELD_OUT_SETS])
+    assert sorted(p.name for p in EVAL_SETS) == sorted([*evaluate.DEVELOPMENT_SETS, *evaluate.HELD_OUT_SETS,
+                                                        *evaluate.ATTACK_SETS])
     assert [p.name for p in evaluate.default_eval_paths()] == list(evaluate.HELD_OUT_SETS)
 
 
-@pytest.mark.parametrize("path", EVAL_SETS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [p for p in EVAL_SETS if p.name not in evaluate.ATTACK_SETS], ids=lambda p: p.name)
 def test_eval_set_has_its_mix(path: Path) -> None:
     items = evaluate.load_items(path)
     assert len({it.text for it in items}) == len(items) == 340
@@ -58,6 +60,14 @@ def test_held_out_sets_are_not_trained_on_and_development_sets_are() -> None:
                 assert it.text in cats[it.label].positives[it.lang], (name, it.text)
             else:
                 assert it.text not in positives, (name, it.text)
+
+
+def test_attack_sets_share_no_labelled_text_with_training() -> None:
+    training = _training_texts()
+    for name in evaluate.ATTACK_SETS:
+        items = evaluate.load_items(evaluate.data_path(name))
+        assert {it.label for it in items} <= {None, "prompt_injection", "self_harm"}
+        assert not {it.text for it in items if it.type != "benign"} & training, name
 
 
 def test_errors_name_file_category_and_field(tmp_path: Path) -> None:
