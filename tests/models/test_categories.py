@@ -14,8 +14,7 @@ from models.errors import CategoryFileError
 
 def test_shipped_categories_load() -> None:
     cats = categories.load_categories()
-    assert [c.name for c in cats] == ["drugs", "exam_fraud", "fraud_scam", "gambling", "prompt_injection", "self_harm",
-                                      "weapons"]
+    assert [c.name for c in cats] == ["drugs", "exam_fraud", "fraud_scam", "gambling", "weapons"]
     for c in cats:
         assert c.level in (1, 2, 3)
         assert all(c.positives[lang] and c.hard_negatives[lang] for lang in categories.LANGS)

@@ -82,8 +82,7 @@ def test_load_default_without_a_build(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_load_default_loads_the_cached_build(built: Built) -> None:
     det = load_default(build_if_missing=False)
-    assert det.levels == {"drugs": 2, "exam_fraud": 2, "fraud_scam": 2, "gambling": 2, "prompt_injection": 2,
-                          "self_harm": 2, "weapons": 3}
+    assert det.levels == {"drugs": 2, "exam_fraud": 2, "fraud_scam": 2, "gambling": 2, "weapons": 3}
     assert 0 < det.clear_below <= 0.5
 
 
