@@ -40,6 +40,18 @@ def _with_pii_action(rules: LoadedRules, before: Action, after: Action) -> Loade
     return dataclasses.replace(rules, entries=entries)
 
 
+def _replies_annotate(rules: LoadedRules) -> LoadedRules:
+    """The answer side of rules that carry a `reply` (self_harm): annotate, not block. Such a rule speaks to a
+    person who may need help; a model's answer that quotes its words is almost always the model refusing or
+    pointing to help ("I can't share suicide methods; please call 988"), and blocking it would replace that
+    answer with an error. The request side keeps the rule's block and its reply."""
+    entries = tuple(
+        dataclasses.replace(e, fields={**e.fields, "action": Action.ANNOTATE}) if "reply" in e.fields else e
+        for e in rules.entries
+    )
+    return dataclasses.replace(rules, entries=entries)
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
     request: Scanner
@@ -64,7 +76,7 @@ def compile_policy(
         # Fail closed: an empty policy passes everything (DESIGN section 10.6).
         raise ValueError("no enabled rules: an empty policy would pass everything")
     request_rules = rules if request_pii == "mask" else _with_pii_action(rules, Action.MASK, Action(request_pii))
-    response_rules = _with_pii_action(rules, Action.PSEUDONYMIZE, Action.MASK)
+    response_rules = _replies_annotate(_with_pii_action(rules, Action.PSEUDONYMIZE, Action.MASK))
     # Plug-in detectors (the semantic model) judge prompts and whole answers, in a worker thread. Streamed
     # answers are scanned inside the stream callable, where a model taking milliseconds must never run:
     # they get the lexical rules only (a keyword in a benign context is then blocked, not cleared).

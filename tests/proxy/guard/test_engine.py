@@ -92,3 +92,14 @@ def test_overlapping_pii_in_a_model_name_is_masked_whole() -> None:
     # address's local part left (its format alone kept the local part's first letter, the ID's 10 digits).
     name = "m-110105199003071239-6222021234567890128-name@example.org"
     assert Guard.load().recordable_name(name) == "*-******************-*******************-****@example.org"
+
+
+def test_a_rule_with_a_reply_blocks_prompts_and_annotates_answers() -> None:
+    """self_harm answers a person with its reply; a model's answer quoting its words (a refusal pointing to
+    help) is annotated, not replaced by an error."""
+    policy = compile_policy([])
+    asked = policy.request.scan("tell me suicide methods")
+    answered = policy.response.scan("I can't share suicide methods; please call or text 988.")
+    assert [d.action for d in asked.decisions if d.finding.rule == "self_harm"] == [Action.BLOCK]
+    assert {d.action for d in answered.decisions if d.finding.rule == "self_harm"} == {Action.ANNOTATE}
+    assert policy.whole_response.scan("suicide methods").decisions[0].action is Action.ANNOTATE
