@@ -122,19 +122,23 @@ class StandinConfig:
     health: bool = True  # False: no health endpoint (404), like llama-cpp-python's server
 
 
+def last_user_content(items: list[Any]) -> str:
+    """The text of the last `role: user` item (chat messages, Responses input items): a string, or its
+    parts' texts joined."""
+    for item in reversed(items):
+        if isinstance(item, dict) and item.get("role") == "user":
+            content = item.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
 def last_user_text(body: dict[str, Any]) -> str:
     """The text a reply echoes: the last user message (chat), the prompt (completions)."""
     if isinstance(body.get("messages"), list):
-        for message in reversed(body["messages"]):
-            if isinstance(message, dict) and message.get("role") == "user":
-                content = message.get("content")
-                if isinstance(content, str):
-                    return content
-                if isinstance(content, list):
-                    return " ".join(
-                        str(part.get("text", "")) for part in content if isinstance(part, dict)
-                    )
-        return ""
+        return last_user_content(body["messages"])
     prompt = body.get("prompt")
     if isinstance(prompt, list):
         return " ".join(str(p) for p in prompt)
@@ -146,17 +150,7 @@ def responses_input_text(body: dict[str, Any]) -> str:
     given = body.get("input")
     if isinstance(given, str):
         return given
-    if isinstance(given, list):
-        for item in reversed(given):
-            if isinstance(item, dict) and item.get("role") == "user":
-                content = item.get("content")
-                if isinstance(content, str):
-                    return content
-                if isinstance(content, list):
-                    return " ".join(
-                        str(part.get("text", "")) for part in content if isinstance(part, dict)
-                    )
-    return ""
+    return last_user_content(given) if isinstance(given, list) else ""
 
 
 def prompt_text(body: dict[str, Any]) -> str:
