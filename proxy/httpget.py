@@ -17,18 +17,23 @@ class ProbeError(ProxyError):
     """The upstream could not be asked; the message says how it failed."""
 
 
+def tls_context(verify: bool | str) -> ssl.SSLContext:
+    """The roots mitmproxy checks the proxied traffic against (certifi's, or `upstream_ca`), or none: Warden's
+    own requests to the upstream (probes, schema re-asks) check it as the proxied traffic does."""
+    context = ssl.create_default_context(cafile=verify if isinstance(verify, str) else certifi.where())
+    if verify is False:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
 async def http_get(url: str, timeout: float = 2.0, *, verify_tls: bool | str = True,
                    max_bytes: int = MAX_ANSWER_BYTES) -> tuple[int, bytes]:
     parts = urlsplit(url)
     tls = parts.scheme == "https"
     port = parts.port or (443 if tls else 80)
-    context: ssl.SSLContext | None = None
-    if tls:
-        # The roots mitmproxy checks the proxied traffic against (certifi's), so probe and proxy agree.
-        context = ssl.create_default_context(cafile=verify_tls if isinstance(verify_tls, str) else certifi.where())
-        if verify_tls is False:
-            context.check_hostname = False
-            context.verify_mode = ssl.CERT_NONE
+    context = tls_context(verify_tls) if tls else None
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
         async with asyncio.timeout(timeout):

@@ -16,11 +16,11 @@ import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import certifi
 from mitmproxy import http
 from mitmproxy.net.http import http1
 
 from proxy.exceptions import ProxyError
+from proxy.httpget import tls_context
 
 MAX_HEAD_BYTES = 64 * 1024  # a response line and headers; a model server's are a few hundred bytes
 MAX_INTERIM = 8  # 1xx answers skipped before the real one
@@ -41,16 +41,6 @@ class Target:
     host: str
     port: int
     path: str  # with its query
-
-
-def tls_context(verify: bool | str) -> ssl.SSLContext:
-    """The roots mitmproxy checks the proxied traffic against (certifi's, or `upstream_ca`), or none."""
-    context = ssl.create_default_context(cafile=verify if isinstance(verify, str) else certifi.where())
-    if verify is False:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    context.set_alpn_protocols(["http/1.1"])
-    return context
 
 
 async def http_post(target: Target, headers: Sequence[tuple[bytes, bytes]], body: bytes, *,
