@@ -1,6 +1,13 @@
 """`warden audit verify|prove|show`: the auditor's command line. Only this module maps outcomes to exit codes.
 
 Exit codes: 0 valid, 1 integrity failure, 2 inconclusive (nothing to verify, key unavailable), 64 usage.
+
+`verify` takes one log or a fleet. A TARGET that is itself a log (it has `segments/` or `checkpoints/`) is
+verified alone, as always; a TARGET that holds logs below it (a directory or an S3 prefix, `audit.fleet`
+defines what a log is there) is verified as a fleet, logs in parallel, with per-log results and one
+summary. `--fleet` asks for the fleet form even when TARGET is one log. A fleet exits 1 if any log is invalid
+or stale (its newest checkpoint older than `--max-age`, as STALE_TAIL fails one log), else 2 if any log is
+inconclusive or none was found, else 0.
 """
 
 from __future__ import annotations
@@ -10,12 +17,23 @@ import json
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn, TextIO
 
 from audit.checkpoint import CHECKPOINT_DIR, SEGMENT_DIR, parse_checkpoint
-from audit.errors import AuditError, ConfigError, EpochKeyInvalidError, EpochKeyUnknownError, ProofError
+from audit.errors import AuditError, ConfigError, ProofError
+from audit.fleet import (
+    Discovery,
+    FleetReport,
+    LogResult,
+    MultiUnwrapper,
+    Status,
+    Trust,
+    discover_directory,
+    discover_s3,
+    verify_fleet,
+)
 from audit.keys import KeyProvider, KmsKeyProvider, LocalKeyProvider, Unwrapper
 from audit.line import parse_line
 from audit.merkle import inclusion_proof, leaf_hash, list_range_hash, verify_inclusion
@@ -77,7 +95,12 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--save-state", type=Path, metavar="FILE",
                    help="after a valid run, write the newest checkpoint here for the next --trusted-state")
     v.add_argument("--max-age", type=parse_duration, metavar="DURATION",
-                   help="fail with STALE_TAIL when the newest checkpoint is older (e.g. 5m)")
+                   help="fail with STALE_TAIL when the newest checkpoint is older (e.g. 5m); in a fleet such a "
+                        "log is STALE (exit 1) unless it ended with a clean shutdown")
+    v.add_argument("--fleet", action="store_true",
+                   help="TARGET holds many logs: verify each one found below it, even if TARGET is a log")
+    v.add_argument("-j", "--jobs", type=int, metavar="N",
+                   help="fleet: verify N logs at a time, in worker processes (default: the usable CPUs)")
 
     p = sub.add_parser("prove", help="print an inclusion proof for one record against the newest checkpoint")
     common(p)
@@ -138,28 +161,7 @@ def _unwrapper(args: argparse.Namespace) -> Unwrapper:
     return _MultiUnwrapper(providers)
 
 
-class _MultiUnwrapper(Unwrapper):
-    """Several local key files may be given (key rotation): try each for local epochs."""
-
-    def __init__(self, providers: list[KeyProvider]) -> None:
-        super().__init__(providers)
-        self._all = providers
-
-    def unwrap(self, descriptor: Mapping[str, object]) -> bytes:
-        failures: list[AuditError] = []
-        for provider in self._all:
-            if provider.name != descriptor.get("provider"):
-                continue
-            try:
-                return provider.unwrap(descriptor)
-            except AuditError as exc:
-                failures.append(exc)
-        if failures:
-            # The key file that holds the named key has the say (its refusal means the record is bad); "another
-            # local key" from the other files means nothing while one of them answered otherwise.
-            raise min(failures, key=lambda exc: 2 if isinstance(exc, EpochKeyUnknownError) else
-                      0 if isinstance(exc, EpochKeyInvalidError) else 1)
-        return super().unwrap(descriptor)
+_MultiUnwrapper = MultiUnwrapper  # moved to audit.fleet, where worker processes build their own
 
 
 class _ProgressBar:
@@ -217,6 +219,11 @@ def _print_report(report: Report, notes: list[str], out: TextIO) -> None:
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("warden audit verify: --jobs must be at least 1")
+    discovery = _fleet(args)
+    if discovery is not None:
+        return _cmd_verify_fleet(args, discovery)
     source = _source(args)
     ring, notes = _keyring(args)
     unwrapper = _unwrapper(args)
@@ -239,6 +246,128 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         args.save_state.write_bytes(source.read(name))
     return {Outcome.VALID: EXIT_VALID, Outcome.INVALID: EXIT_INVALID,
             Outcome.INCONCLUSIVE: EXIT_INCONCLUSIVE}[report.outcome]
+
+
+def _fleet(args: argparse.Namespace) -> Discovery | None:
+    """The logs below TARGET, or None when TARGET is to be verified as one log (it is one, or holds none)."""
+    target: str = args.target
+    if target.startswith("s3://"):
+        try:
+            discovery = discover_s3(target, endpoint_url=args.endpoint_url, region=args.region)
+        except AuditError:
+            if args.fleet:
+                raise
+            return None  # the one-log path reports the store's failure as it always has (STORE_UNREADABLE)
+    else:
+        path = Path(target)
+        if not path.is_dir():
+            raise UsageError(f"warden audit: no such log directory: {target}")
+        discovery = discover_directory(path)
+    if not args.fleet and (discovery.target_is_log or not discovery.logs):
+        return None
+    if args.trusted_state is not None or args.save_state is not None:
+        raise UsageError("warden audit verify: --trusted-state and --save-state take one log's checkpoint; "
+                         "verify each log on its own to use them")
+    return discovery
+
+
+def _trust(args: argparse.Namespace) -> tuple[Trust, list[str]]:
+    """The same keys as `_keyring` and `_unwrapper`, as values each worker process can rebuild."""
+    files = [Path(p) for p in args.public_key]
+    key_files = [str(p) for p in args.key_file]
+    if args.key_dir is not None:
+        files.append(args.key_dir / PUBLIC_KEY_FILE)
+        if (args.key_dir / "chain.key").is_file():
+            key_files.append(str(args.key_dir / "chain.key"))
+    public: list[bytes] = []
+    for file in files:
+        try:
+            public.append(file.read_bytes())
+        except OSError as exc:
+            raise UsageError(f"warden audit: cannot use public key {file}: {exc}") from exc
+    trust = Trust(tuple(public), tuple(args.kms_key_id), tuple(key_files), args.kms_decrypt, args.endpoint_url,
+                  args.region)
+    try:
+        _ring, notes = trust.keyring()
+    except ConfigError as exc:
+        raise UsageError(f"warden audit: cannot use public key: {exc}") from exc
+    for key_file in key_files:
+        try:
+            LocalKeyProvider.from_file(Path(key_file))
+        except AuditError as exc:
+            raise UsageError(f"warden audit: cannot use key file {key_file}: {exc}") from exc
+    return trust, notes
+
+
+def _fleet_progress(stream: TextIO) -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        stream.write(f"\rverified {done}/{total} logs")
+        if done >= total:
+            stream.write("\n")
+        stream.flush()
+    return show
+
+
+_SHOWN_PROBLEMS = 10  # per log in the text report; --json has them all
+
+
+def _log_line(result: LogResult, max_age: float | None) -> str:
+    report = result.report
+    if report is None:
+        return f"verifier failed: {result.error}"
+    parts = [f"{report.records:,} records, {report.checkpoints} checkpoint(s), {report.signatures_valid} "
+             "with a valid trusted signature"]
+    if report.head_ts is not None:
+        age = "" if result.head_age is None else f", {result.head_age:,.0f} s ago"
+        parts.append(f"newest #{report.head_n} at {report.head_ts}{age}")
+    if result.closed:
+        parts.append("closed (shutdown checkpoint)")
+    if result.status == Status.STALE and max_age is not None:
+        parts.append(f"stale: more than {max_age:,.0f} s without a checkpoint")
+    return "; ".join(parts)
+
+
+def _print_fleet(fleet: FleetReport, notes: list[str], max_age: float | None, out: TextIO) -> None:
+    w = out.write
+    how = "one at a time" if fleet.executor == "serial" else f"{fleet.jobs} at a time, {fleet.executor}es"
+    w(f"Verifying {len(fleet.results)} audit log(s) under {fleet.target} ({how})\n")
+    for note in notes:
+        w(f"  note: {note}\n")
+    width = max((len(r.ref.name) for r in fleet.results), default=0)
+    for result in fleet.results:
+        w(f"  {result.status.upper():<13}{result.ref.name:<{width}}  {_log_line(result, max_age)}\n")
+        problems = result.report.problems if result.report is not None else ()
+        for p in problems[:_SHOWN_PROBLEMS]:
+            where = p.where()
+            w(f"      {p.severity.upper():<12} {p.code:<22} {where + ': ' if where else ''}{p.message}\n")
+        if len(problems) > _SHOWN_PROBLEMS:
+            w(f"      ... and {len(problems) - _SHOWN_PROBLEMS} more problem(s) (--json lists them all)\n")
+    if fleet.stray:
+        w(f"  WARNING: {len(fleet.stray)} object(s) under the target belong to no log, not verified:\n")
+        for name in fleet.stray[:_SHOWN_PROBLEMS]:
+            w(f"      {name}\n")
+    n = fleet.summary()
+    w(f"Summary: {n['logs']} log(s): {n['valid']} valid, {n['invalid']} invalid, {n['stale']} stale, "
+      f"{n['inconclusive']} inconclusive ({n['closed']} closed); {n['records']:,} records in "
+      f"{fleet.seconds:.2f} s\n")
+    if not fleet.results:
+        w("Result: INCONCLUSIVE (no log found)\n")
+    else:
+        w(f"Result: {fleet.status.upper()}\n")
+
+
+def _cmd_verify_fleet(args: argparse.Namespace, discovery: Discovery) -> int:
+    trust, notes = _trust(args)
+    progress = _fleet_progress(sys.stderr) if sys.stderr.isatty() else None
+    fleet = verify_fleet(discovery, trust, max_age=args.max_age, jobs=args.jobs, progress=progress)
+    if args.json:
+        out = fleet.to_json()
+        out["notes"] = notes
+        print(json.dumps(out, indent=2, sort_keys=True))
+    else:
+        _print_fleet(fleet, notes, args.max_age, sys.stdout)
+    return {Status.VALID: EXIT_VALID, Status.INVALID: EXIT_INVALID, Status.STALE: EXIT_INVALID,
+            Status.INCONCLUSIVE: EXIT_INCONCLUSIVE}[fleet.status]
 
 
 def _segments(source: Source) -> list[tuple[int, str]]:
