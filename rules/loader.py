@@ -15,6 +15,7 @@ naming the file, the rule and the field.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,10 +25,12 @@ from typing import Any
 
 import yaml
 
+from rules.decode import DecodeConfig
 from rules.errors import RuleFileError
 from rules.findings import Action
 from rules.normalize import NormalizeConfig
 from rules.pii import KINDS
+from rules.roles import Role, RoleAction, parse_roles
 
 # Rule ids from the seed formats and other tools (Presidio entity names) -> our PII kinds.
 ALIASES: dict[str, str] = {
@@ -42,12 +45,13 @@ ALIASES: dict[str, str] = {
     "SECRET": "secret", "API_KEY": "secret",
 }  # fmt: skip
 
-COMMON_FIELDS = frozenset({"rule", "enabled", "level", "action", "category", "min_score", "description"})
+COMMON_FIELDS = frozenset({"rule", "enabled", "level", "action", "category", "min_score", "description", "roles"})
 PII_FIELDS = COMMON_FIELDS | {"kind", "mask_pattern", "mask"}
 WORD_FIELDS = COMMON_FIELDS | {"words", "allow", "reply"}
 PATTERN_FIELDS = COMMON_FIELDS | {"pattern", "reply"}
 TOP_FIELDS = frozenset({"version", "normalize", "pii", "words", "patterns", "rules"})
-NORMALIZE_FIELDS = frozenset({"traditional_to_simplified", "skip_chars", "max_skip"})
+NORMALIZE_FIELDS = frozenset({"traditional_to_simplified", "skip_chars", "max_skip", "decode"})
+DECODE_FIELDS = frozenset({"base64", "hex", "min_run", "max_bytes", "max_runs", "min_printable"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +69,7 @@ class LoadedRules:
     entries: tuple[RuleEntry, ...]
     normalize: NormalizeConfig
     sources: tuple[str, ...] = field(default=())
+    decode: DecodeConfig = field(default=DecodeConfig())  # rules/decode.py: base64/hex runs in requests
 
 
 def builtin_paths() -> list[Path]:
@@ -205,6 +210,12 @@ def _check(entry: dict[str, Any], typ: str, rid: str, src: str) -> dict[str, Any
             value = tuple(w.strip() for w in value)
         elif key == "pattern":
             need(key, isinstance(value, str) and value != "", "a non-empty RE2 pattern string")
+        elif key == "roles":
+            # What the rule's findings do per role of the text (rules/roles.py): {tool: strip, user: block}.
+            roles = parse_roles(value)
+            need(key, roles is not None, "a mapping of role (" + "|".join(Role) + ") to action ("
+                 + "|".join(RoleAction) + ")")
+            value = roles
         elif key == "reply":
             # A blocked chat request answers with this text as the assistant's message instead of an error
             # (self-harm: the person may need help). One text, or one per language {zh: ..., en: ...}.
@@ -224,6 +235,7 @@ def _normalize(raw: dict[str, Any], src: str, base: NormalizeConfig) -> Normaliz
     if unknown:
         allowed = sorted(NORMALIZE_FIELDS)
         raise RuleFileError(src, f"unknown normalize field; allowed: {allowed}", field=sorted(unknown)[0])
+    # `decode` is read by `_decode`: it configures the decoding detector, not the normalized views.
     t2s = raw.get("traditional_to_simplified", base.traditional_to_simplified)
     skip = raw.get("skip_chars", base.skip_chars)
     max_skip = raw.get("max_skip", base.max_skip)
@@ -236,10 +248,44 @@ def _normalize(raw: dict[str, Any], src: str, base: NormalizeConfig) -> Normaliz
     return NormalizeConfig(t2s, skip, max_skip)
 
 
+def _decode(raw: Any, src: str, base: DecodeConfig) -> DecodeConfig:
+    """`normalize.decode`: true/false, or a mapping overriding the given bounds of the earlier files'."""
+    where = "normalize.decode"
+    if raw is None:
+        return base
+    if isinstance(raw, bool):
+        return dataclasses.replace(base, base64=raw, hex=raw)
+    if not isinstance(raw, dict):
+        raise RuleFileError(src, "expected true, false or a mapping", field=where)
+    _field_names(raw, src, where=where + ".")
+    unknown = set(raw) - DECODE_FIELDS
+    if unknown:
+        raise RuleFileError(src, f"unknown decode field; allowed: {sorted(DECODE_FIELDS)}",
+                            field=f"{where}.{sorted(unknown)[0]}")
+    limits = {"min_run": (8, 4096), "max_bytes": (0, 1 << 20), "max_runs": (0, 1024)}
+    for key, value in raw.items():
+        if key in ("base64", "hex"):
+            ok = isinstance(value, bool)
+            what = "true or false"
+        elif key == "min_printable":
+            ok = isinstance(value, int | float) and not isinstance(value, bool) and 0.5 <= value <= 1
+            what = "a number in [0.5, 1]"
+        else:
+            lo, hi = limits[key]
+            ok = isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+            what = f"an integer {lo}-{hi}"
+        if not ok:
+            raise RuleFileError(src, f"expected {what}, got {value!r}", field=f"{where}.{key}")
+    if "min_printable" in raw:
+        raw = {**raw, "min_printable": float(raw["min_printable"])}
+    return dataclasses.replace(base, **raw)
+
+
 def load_files(paths: Iterable[str | Path]) -> LoadedRules:
     """Parse and validate `paths` in order and merge them (later files override fields of earlier rules)."""
     merged: dict[str, tuple[str, dict[str, Any], str]] = {}
     norm = NormalizeConfig()
+    decode = DecodeConfig()
     sources: list[str] = []
     for p in paths:
         path = Path(p)
@@ -247,6 +293,7 @@ def load_files(paths: Iterable[str | Path]) -> LoadedRules:
         sources.append(src)
         raw_entries, raw_norm = _entries(_read(path), src)
         norm = _normalize(raw_norm, src, norm)
+        decode = _decode(raw_norm.get("decode"), src, decode)
         seen: set[str] = set()
         for section, entry, default_id in raw_entries:
             if not isinstance(entry, dict):
@@ -281,7 +328,7 @@ def load_files(paths: Iterable[str | Path]) -> LoadedRules:
                 )
             fields = {**fields, "kind": kind}
         entries.append(RuleEntry(rid, typ, fields, src))
-    return LoadedRules(tuple(entries), norm, tuple(sources))
+    return LoadedRules(tuple(entries), norm, tuple(sources), decode)
 
 
 def load(paths: Sequence[str | Path] = (), *, builtin: bool = True) -> LoadedRules:

@@ -23,6 +23,7 @@ from rules.pseudonym import PseudonymVault
 if TYPE_CHECKING:
     from proxy.state import FlowState
     from proxy.telemetry.metrics import Metrics
+    from rules.roles import RolePolicy
     from rules.scanner import Scanner
 
 log = logging.getLogger("warden.guard")
@@ -90,17 +91,19 @@ class BodyInspector:
         else:
             scanner = policy.whole_response
             vault = state.ledger.vault or PseudonymVault()
+        # Role policy is the request's: an answer is the model's text, judged by the rules as they are.
+        roles = policy.roles if self.direction is Direction.REQUEST else None
         if policy.offload or sum(len(f.text) for f in fields) > OFFLOAD_CHARS:
-            return self._off_loop(state, scanner, fields, vault)
+            return self._off_loop(state, scanner, fields, vault, roles)
         started = time.perf_counter()
-        inspection = inspect(scanner, fields, vault)
+        inspection = inspect(scanner, fields, vault, roles)
         return self._scanned(state, fields, vault, inspection, time.perf_counter() - started)
 
     async def _off_loop(self, state: FlowState, scanner: Scanner, fields: tuple[TextField, ...],
-                        vault: PseudonymVault) -> BodyScan:
+                        vault: PseudonymVault, roles: RolePolicy | None) -> BodyScan:
         started = time.perf_counter()
         try:
-            inspection = await asyncio.wait_for(asyncio.to_thread(inspect, scanner, fields, vault),
+            inspection = await asyncio.wait_for(asyncio.to_thread(inspect, scanner, fields, vault, roles),
                                                 self.budget or None)
         except TimeoutError:
             return self._over_budget(state, fields, vault, time.perf_counter() - started)
@@ -109,6 +112,7 @@ class BodyInspector:
     def _scanned(self, state: FlowState, fields: tuple[TextField, ...], vault: PseudonymVault,
                  inspection: Inspection, seconds: float) -> BodyScan:
         state.ledger.record(self.direction, inspection.action, inspection.decisions, seconds)
+        state.ledger.record_roles(inspection.role_record)
         if inspection.blocked:
             state.ledger.blocked_rules = inspection.blocking_rules
         return BodyScan(fields, vault, inspection)

@@ -12,17 +12,19 @@ import dataclasses
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from proxy.guard.extract import TextField
 from proxy.guard.ledger import strongest
 from rules import masking
-from rules.findings import Action, Detector, FindingFilter
+from rules.decode import DecodingDetector
+from rules.findings import Action, Detector, Finding, FindingFilter
 from rules.loader import LoadedRules, load
 from rules.policy import Decision, default_mask
 from rules.pseudonym import PseudonymVault
+from rules.roles import Role, RolePolicy, strip_notice
 from rules.scanner import Scanner, ScanResult
 
 log = logging.getLogger("warden.guard")
@@ -58,6 +60,7 @@ class Policy:
     response: Scanner  # streamed answers: lexical only
     whole_response: Scanner  # whole answers: with the plug-in detectors, like requests
     offload: bool = False  # scans with plug-ins take milliseconds (a model): always off the event loop
+    roles: RolePolicy | None = None  # what the request's findings do per role of their field (rules/roles.py)
 
     @property
     def version(self) -> str:
@@ -81,18 +84,41 @@ def compile_policy(
     # answers are scanned inside the stream callable, where a model taking milliseconds must never run:
     # they get the lexical rules only (a keyword in a benign context is then blocked, not cleared).
     stream = Scanner(response_rules)
+    request = Scanner(request_rules, extra_detectors=(*extra_detectors, *_decoding(rules, extra_detectors)),
+                      filters=filters)
     return Policy(
-        Scanner(request_rules, extra_detectors=extra_detectors, filters=filters),
+        request,
         stream,
         Scanner(response_rules, extra_detectors=extra_detectors, filters=filters) if extra_detectors else stream,
         offload=bool(extra_detectors),
+        roles=RolePolicy(request_rules, {r: p for r in request.rule_ids if (p := request.policy(r)) is not None}),
     )
+
+
+def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector]:
+    """The attack side's decoding (rules/decode.py), requests only: base64/hex runs decoded within bounds and
+    scanned by the word lists and patterns (a scanner of their own, without PII: a decoded run is judged for
+    what it says) and by the plug-in detectors (the semantic model)."""
+    if not rules.decode.enabled:
+        return []
+    lexical = [e for e in rules.entries if e.type != "pii" and e.fields.get("enabled", True)]
+    scans: list[Callable[[str], Sequence[Finding]]] = []
+    if lexical:
+        inner = Scanner(dataclasses.replace(rules, entries=tuple(lexical)))
+        scans.append(lambda text: inner.scan(text).findings)
+    scans += [d.detect for d in semantic]
+    return [DecodingDetector(rules.decode, scans)] if scans else []
 
 
 @dataclass(frozen=True, slots=True)
 class FieldScan:
+    """One field's scan; on requests `result` holds the decisions after the field's role policy, and
+    `stripped` the rules that have its whole text replaced (rules/roles.py)."""
+
     field: TextField
     result: ScanResult
+    stripped: tuple[str, ...] = ()
+    roles: tuple[tuple[str, str, str], ...] = ()  # (rule, role, what happened): the record's `roles`
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,19 +150,44 @@ class Inspection:
     def alert(self) -> bool:
         return any(s.result.alert for s in self.scans)
 
+    @property
+    def role_record(self) -> Iterator[tuple[str, str, str]]:
+        """(rule, role, what happened) per request finding, its role's policy applied: never the text."""
+        return (r for scan in self.scans for r in scan.roles)
 
-def inspect(scanner: Scanner, fields: Sequence[TextField], vault: PseudonymVault) -> Inspection:
-    """Scan every field; compute the rewritten text of fields to mask or pseudonymize (none when blocked)."""
+
+def _with_role(result: ScanResult, roles: RolePolicy, role: Role) -> tuple[ScanResult, tuple[str, ...],
+                                                                          tuple[tuple[str, str, str], ...]]:
+    outcome = roles.apply(result.decisions, result.covered, role)
+    if outcome.decisions is not result.decisions and outcome.decisions != result.decisions:
+        kept = tuple(d.finding for d in outcome.decisions)
+        result = ScanResult(kept, outcome.decisions, outcome.action, tuple(sorted({f.rule for f in kept})),
+                            result.covered)
+    return result, outcome.stripped, outcome.record
+
+
+def inspect(scanner: Scanner, fields: Sequence[TextField], vault: PseudonymVault,
+            roles: RolePolicy | None = None) -> Inspection:
+    """Scan every field; with `roles` (requests), apply each field's role policy; compute the rewritten text
+    of fields to mask, pseudonymize or strip (none when blocked)."""
     scans: list[FieldScan] = []
     action = Action.ALLOW
     for f in fields:
         result = scanner.scan(f.text)
         if result.findings:
-            scans.append(FieldScan(f, result))
+            if roles is None:
+                scans.append(FieldScan(f, result))
+            else:
+                result, stripped, record = _with_role(result, roles, f.role)
+                scans.append(FieldScan(f, result, stripped, record))
             action = strongest(action, result.action)
     rewritten: list[tuple[TextField, str]] = []
     if action is not Action.BLOCK:
         for scan in scans:
+            if scan.stripped:
+                # The whole field goes: an injection's instruction is the text around its phrase too.
+                rewritten.append((scan.field, strip_notice(scan.field.role, scan.stripped)))
+                continue
             new = masking.apply(scan.field.text, scan.result, vault)
             if new != scan.field.text:
                 rewritten.append((scan.field, new))

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from audit.records import Verdict
 from rules.findings import SEVERITY, Action
+from rules.roles import RECORD_ORDER
 
 if TYPE_CHECKING:
     from rules.policy import Decision
@@ -73,6 +74,9 @@ class GuardLedger:
     detections: dict[Detection, int] = field(default_factory=dict)
     seconds: dict[Direction, float] = field(default_factory=dict)  # scanning time per direction
     matched_rules: dict[Direction, tuple[str, ...]] = field(default_factory=dict)  # rule ids that matched there
+    # The request's findings by the role of their text (rules/roles.py): rule id -> role -> the strongest of
+    # what happened there (block, annotate, mask, strip, ignore, ...). The audit record's `roles`.
+    role_actions: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def record(self, direction: Direction, action: Action, decisions: Iterable[Decision],
                seconds: float = 0.0) -> None:
@@ -92,6 +96,14 @@ class GuardLedger:
         if seconds:
             self.spent(direction, seconds)
         self.action = strongest(self.action, action)
+
+    def record_roles(self, entries: Iterable[tuple[str, str, str]]) -> None:
+        """(rule, role, what happened) per request finding; the strongest per rule and role stays."""
+        for rule, role, happened in entries:
+            by_role = self.role_actions.setdefault(rule, {})
+            previous = by_role.get(role)
+            if previous is None or RECORD_ORDER.get(happened, 0) > RECORD_ORDER.get(previous, 0):
+                by_role[role] = happened
 
     def spent(self, direction: Direction, seconds: float) -> None:
         self.seconds[direction] = self.seconds.get(direction, 0.0) + seconds

@@ -72,6 +72,8 @@ def record_body(state: FlowState, policy_version: str) -> dict[str, object]:
     body["stream"] = state.stream
     if ledger.blocked_rules:
         body["blocked_rules"] = list(ledger.blocked_rules)
+    if ledger.role_actions:  # where in the request each rule matched (rules/roles.py): roles, never text
+        body["roles"] = {rule: dict(by_role) for rule, by_role in ledger.role_actions.items()}
     if provenance.model_admin_action is not None:  # adapter admin calls are always audited, allowed or not
         body["model_admin"] = {"action": provenance.model_admin_action,
                                "allowed": bool(provenance.model_admin_allowed)}
