@@ -198,6 +198,13 @@ def _s3(endpoint_url: str | None, region: str | None) -> Any:
     return s3_client(endpoint_url, region)  # one client per process (boto3 clients are thread-safe)
 
 
+def _forget_clients() -> None:
+    # A forked worker must not share the parent's pooled connections (two processes on one socket): it makes
+    # its own S3 and KMS clients.
+    _s3.cache_clear()
+    _built.cache_clear()
+
+
 def open_source(ref: LogRef) -> Source:
     inner: Source = DirectorySource(Path(ref.location)) if ref.kind == "dir" else S3Source(
         ref.location, ref.prefix, client=_s3(ref.endpoint_url, ref.region))
@@ -265,6 +272,10 @@ class Trust:
 def _built(trust: Trust) -> tuple[KeyRing, Unwrapper]:
     """Once per process (threads share it: KeyRing is read-only, Unwrapper's cache is a dict)."""
     return trust.keyring()[0], trust.unwrapper()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_clients)
 
 
 # --- one log -------------------------------------------------------------------------------------------------
@@ -375,7 +386,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _executor(kind: ExecutorKind, jobs: int) -> Executor:
+def _executor(kind: ExecutorKind, jobs: int, start_method: str | None) -> Executor:
     if kind == "thread":
         return ThreadPoolExecutor(jobs, thread_name_prefix="warden-verify")
     import multiprocessing
@@ -384,14 +395,16 @@ def _executor(kind: ExecutorKind, jobs: int) -> Executor:
     # fork is the cheapest start and safe while the caller runs no other thread (the CLI); a caller with threads
     # (a test's S3 server) gets spawn, as a fork could copy a lock another thread holds. Not forkserver: its
     # server keeps the environment of its first use, and workers must see the caller's (AWS credentials).
-    method = "fork" if threading.active_count() == 1 and sys.platform == "linux" else "spawn"
+    method = start_method or ("fork" if threading.active_count() == 1 and sys.platform == "linux" else "spawn")
     return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context(method))
 
 
 def verify_fleet(discovery: Discovery, trust: Trust, *, max_age: float | None = None, now: float | None = None,
                  jobs: int | None = None, executor: ExecutorKind = "process",
-                 progress: Callable[[int, int], None] | None = None) -> FleetReport:
-    """Verify every discovered log, `jobs` at a time; results in name order."""
+                 progress: Callable[[int, int], None] | None = None,
+                 start_method: str | None = None) -> FleetReport:
+    """Verify every discovered log, `jobs` at a time; results in name order. `start_method` (fork, spawn,
+    forkserver) overrides how worker processes start, for the benchmark."""
     started = time.monotonic()
     now = time.time() if now is None else now
     logs = list(discovery.logs)
@@ -404,7 +417,7 @@ def verify_fleet(discovery: Discovery, trust: Trust, *, max_age: float | None = 
             if progress is not None:
                 progress(i + 1, len(logs))
     else:
-        with _executor(kind, jobs) as pool:
+        with _executor(kind, jobs, start_method) as pool:
             futures: dict[Future[LogResult], LogRef] = {
                 pool.submit(verify_log, ref, trust, max_age, now): ref for ref in logs}
             for done, future in enumerate(as_completed(futures), 1):
