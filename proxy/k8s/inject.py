@@ -10,11 +10,16 @@ carries the `warden.io/status` annotation comes back unchanged, which makes `inj
 
 Configuration, by pod annotations:
 - `warden.io/upstream-port`: the model server's Service-facing port P (default: the first container's first
-  containerPort, else 8000);
+  containerPort, else its server's port flag, else 8000). An annotated P must be a containerPort or the value of
+  a container's port flag: anything else is refused;
 - `warden.io/internal-port`: the loopback port I the model server moves to (default P + 10000);
 - `warden.io/admin-port`: Warden's /healthz, /readyz, /metrics port A (default 9464);
-- `warden.io/backend`: vllm | triton | llama_cpp | sglang | tgi | openai (default vllm), passed as --backend so
-  /readyz follows that server's own health endpoint;
+- `warden.io/backend`: vllm | triton | llama_cpp | sglang | tgi | openai, passed as --backend so /readyz follows
+  that server's own health endpoint (/health; Triton /v2/health/ready; /v1/models where /health answers 404, as
+  with llama-cpp-python: proxy/admin.py `Readiness`). Default: the server recognized in the command line
+  (proxy/k8s/servers.py), else vllm; an annotation that contradicts the recognized server is refused;
+- `warden.io/image`: the sidecar image for this pod (default `InjectOptions.image`: `--image`, else
+  ghcr.io/warden/warden:<package version>);
 - `warden.io/policy`: `NAME` or `NAME:KEY[,KEY...]`: a ConfigMap whose keys (default `rules.yaml`) are mounted
   read-only at /etc/warden/policy and passed with --rules. A missing key fails the pod's start (fail closed).
 - `warden.io/admin-token-secret`: `NAME` or `NAME:KEY` (the same form as the policy), default
@@ -28,18 +33,24 @@ Configuration, by pod annotations:
   naming the Secret, instead of starting with /metrics open or crash-looping.
 
 Redirection is port takeover. Exactly this is rewritten, nothing else:
-1. The model container is the container that declares containerPort P, else the first container. Its port
-   entry for P (name and protocol kept) moves to the sidecar, which runs `warden serve --listen 0.0.0.0:P
-   --upstream http://127.0.0.1:I`. Services keep targeting P (by number or by name) and now reach Warden.
-2. The model server is told to listen on I: when a token `--port` / `--port=N` (`--http-port` for Triton)
-   appears in the model container's command or args, its value becomes I, and the backend's host flag
-   (`--host`, `--hostname` for TGI, `--http-address` for Triton) is set to 127.0.0.1 in the same list (replaced
-   when present, else appended). Otherwise the env var PORT is set to I (TGI and many servers read it); the
-   server then binds its own default address, so the example NetworkPolicy admits traffic only on P and A.
-   Shell strings (`sh -c "vllm serve ... --port 8000"`) are not parsed: use the PORT fallback or list args.
+1. The model container is the container that declares containerPort P (else whose port flag says P, else the
+   first container). Its port entry for P (name and protocol kept) moves to the sidecar, which runs `warden serve
+   --listen 0.0.0.0:P --upstream http://127.0.0.1:I`. Services keep targeting P (by number or by name) and now
+   reach Warden.
+2. The model server is told to listen on 127.0.0.1:I by proxy/k8s/ports.py `move`: its port flag's value becomes
+   I and its host flag 127.0.0.1 (appended when absent), in the exec-form command/args or inside a `sh -c`
+   script that is one simple command line; a variable is set only for a server that reads it (TGI's PORT and
+   HOSTNAME, llama-cpp-python's PORT and HOST). Whenever the port cannot be moved with certainty the pod is
+   refused (InjectError naming the container): a webhook denial, `warden inject` exit status 1. A pod selected
+   only by `--all` in which no model server is recognized is skipped, not refused.
 3. The model container's httpGet/tcpSocket probes that targeted P (by number or by the moved port's name) get
    the number P: the kubelet probes the pod IP, where the loopback-bound server cannot be reached, so the probe
    goes through Warden, which passes unknown routes such as /health through unchanged.
+4. `terminationGracePeriodSeconds` grows by what Warden needs after SIGTERM (SIDECAR_STOP_SECONDS: drain_grace,
+   then the proxy's stop and the audit log's final checkpoint, proxy/server.py `drain`). A native sidecar gets
+   SIGTERM only after the model container has exited, so the pod's own grace (default 30 s) is kept for the model
+   server and Warden's is added to it; no preStop hook is needed. A regular sidecar stops alongside the model
+   server, so the larger of the two is enough.
 
 The sidecar is a native sidecar (an init container with `restartPolicy: Always`, Kubernetes >= 1.29, appended
 after the pod's own init containers) unless `native_sidecar=False`, then the last regular container. It gets
@@ -54,13 +65,18 @@ that already has a volume (or a container) of one of those names is an InjectErr
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+from proxy.config import WardenConfig
 from proxy.exceptions import ProxyError
+from proxy.k8s import ports
+from proxy.k8s.servers import RefusedError
 
 LABEL_INJECT = "warden.io/inject"
 ANN_STATUS = "warden.io/status"
@@ -70,6 +86,7 @@ ANN_ADMIN_PORT = "warden.io/admin-port"
 ANN_BACKEND = "warden.io/backend"
 ANN_POLICY = "warden.io/policy"
 ANN_ADMIN_TOKEN_SECRET = "warden.io/admin-token-secret"  # noqa: S105 - this and below: names, not tokens
+ANN_IMAGE = "warden.io/image"
 ANN_DEFAULT_CONTAINER = "kubectl.kubernetes.io/default-container"
 
 SIDECAR_NAME = "warden"
@@ -90,10 +107,11 @@ DEFAULT_ADMIN_PORT = 9464
 INTERNAL_PORT_OFFSET = 10000
 DEFAULT_POLICY_KEY = "rules.yaml"
 BACKENDS = ("vllm", "triton", "llama_cpp", "sglang", "tgi", "openai")
-
-# backend -> (port flag, host flag) of its server's command line; the generic pair for the rest.
-_PORT_FLAGS: dict[str, tuple[str, str]] = {"tgi": ("--port", "--hostname"), "triton": ("--http-port", "--http-address")}
-_GENERIC_FLAGS = ("--port", "--host")
+DEFAULT_GRACE_SECONDS = 30  # Kubernetes' terminationGracePeriodSeconds when the pod names none
+_DRAIN_GRACE = next(f.default for f in dataclasses.fields(WardenConfig) if f.name == "drain_grace")
+# proxy/server.py `drain`: the drain grace, then up to 10 s for the proxy to stop and 10 s for the audit log's
+# shutdown record and final signed checkpoint.
+SIDECAR_STOP_SECONDS = math.ceil(float(_DRAIN_GRACE)) + 10 + 10  # type: ignore[arg-type]
 # Pod template locations per kind (keys from the object's root).
 _TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
     "Deployment": ("spec", "template"),
@@ -109,6 +127,24 @@ _CONFIGMAP_KEY = re.compile(r"[-._a-zA-Z0-9]{1,253}")  # Secret keys follow the 
 
 class InjectError(ProxyError, ValueError):
     """The object cannot be injected as asked; the message names the object, the annotation and the value."""
+
+
+class NoModelServerError(InjectError):
+    """No model server is recognized in the pod and no annotation names one (skipped when not labeled)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What injection did with one pod (template) or object, for `warden inject`'s report and the webhook's log."""
+
+    where: str  # "Deployment llm/vllm"
+    outcome: str  # injected | skipped | refused
+    reason: str  # for a refusal, the InjectError's message (which names the object and the container)
+
+    def __str__(self) -> str:
+        if self.outcome == "refused":
+            return f"refused: {self.reason}"
+        return f"{self.where}: {self.outcome}: {self.reason}"
 
 
 def _package_version() -> str:
@@ -148,56 +184,85 @@ class PodSettings:
     policy_keys: tuple[str, ...]
     token_secret: str
     token_key: str
+    image: str
+    moved: ports.Moved
 
 
 def inject(obj: dict[str, Any], options: InjectOptions) -> dict[str, Any]:
-    """A copy of `obj` with the Warden sidecar in every selected pod (template); see the module docstring."""
-    out = copy.deepcopy(obj)
-    kind = out.get("kind")
-    if kind == "List":
-        out["items"] = [inject(item, options) for item in out.get("items") or []]
-        return out
-    if kind == "Pod":
-        _inject_pod(out, options, _describe(out))
-        return out
-    path = _TEMPLATE_PATHS.get(str(kind))
-    if path is None:
-        return out
-    template: Any = out
-    for key in path:
-        template = template.get(key) if isinstance(template, dict) else None
-    if isinstance(template, dict):
-        _inject_pod(template, options, _describe(out))
+    """A copy of `obj` with the Warden sidecar in every selected pod (template); see the module docstring.
+    InjectError when any pod is refused (every refusal in the message)."""
+    out, decisions = inject_report(obj, options)
+    refused = [d.reason for d in decisions if d.outcome == "refused"]
+    if refused:
+        raise InjectError("; ".join(refused))
     return out
 
 
-def is_selected(pod: dict[str, Any], options: InjectOptions) -> bool:
+def inject_report(obj: dict[str, Any], options: InjectOptions) -> tuple[dict[str, Any], list[Decision]]:
+    """`inject` that never raises for a pod: a copy of `obj` with every pod that could be injected injected (a
+    refused one left as it was), and what was decided for each pod (template) or object, in order."""
+    out = copy.deepcopy(obj)
+    decisions: list[Decision] = []
+    _inject_object(out, options, decisions)
+    return out, decisions
+
+
+def _inject_object(out: dict[str, Any], options: InjectOptions, decisions: list[Decision]) -> None:
+    kind = out.get("kind")
+    if kind == "List":
+        for item in out.get("items") or []:
+            if isinstance(item, dict):
+                _inject_object(item, options, decisions)
+        return
+    where = _describe(out)
+    if kind == "Pod":
+        decisions.append(_inject_pod(out, options, where))
+        return
+    path = _TEMPLATE_PATHS.get(str(kind))
+    template: Any = out if path else None
+    for key in path or ():
+        template = template.get(key) if isinstance(template, dict) else None
+    if isinstance(template, dict):
+        decisions.append(_inject_pod(template, options, where))
+    else:
+        decisions.append(Decision(where, "skipped", "no pod template in this kind"))
+
+
+def skip_reason(pod: dict[str, Any], options: InjectOptions) -> str | None:
+    """Why the pod (template) is not selected; None when it is."""
     meta = pod.get("metadata") or {}
     label = (meta.get("labels") or {}).get(LABEL_INJECT)
-    if label == "false" or ANN_STATUS in (meta.get("annotations") or {}):
-        return False
-    return label == "true" or (label is None and not options.require_label)
+    if ANN_STATUS in (meta.get("annotations") or {}):
+        return f"already injected ({ANN_STATUS} is set)"
+    if label == "false":
+        return f'opted out ({LABEL_INJECT}: "false")'
+    if label is None and options.require_label:
+        return f"not selected (no {LABEL_INJECT} label; --all takes unlabeled pods)"
+    if label not in (None, "true"):
+        return f'not selected ({LABEL_INJECT} is {label!r}, not "true")'
+    return None
 
 
-def settings(pod: dict[str, Any], where: str) -> PodSettings:
-    """Resolve the annotations of one pod (template) against its containers; raise InjectError on bad values."""
+def is_selected(pod: dict[str, Any], options: InjectOptions) -> bool:
+    return skip_reason(pod, options) is None
+
+
+def settings(pod: dict[str, Any], where: str, image: str | None = None) -> PodSettings:
+    """Resolve the annotations of one pod (template) against its containers, and how its model server moves;
+    raise InjectError on bad values and on a server whose port cannot be moved with certainty."""
     meta = pod.get("metadata") or {}
     ann: dict[str, str] = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
     containers = (pod.get("spec") or {}).get("containers") or []
     if not containers:
         raise InjectError(f"{where}: the pod has no containers")
-    first_ports = containers[0].get("ports") or []
-    default_port = int(first_ports[0]["containerPort"]) if first_ports else DEFAULT_UPSTREAM_PORT
-    upstream = _port(ann, ANN_UPSTREAM_PORT, default_port, where)
+    backend = ann.get(ANN_BACKEND)
+    if backend is not None and backend not in BACKENDS:
+        raise InjectError(f"{where}: {ANN_BACKEND}={backend!r}, expected one of {', '.join(BACKENDS)}")
+    upstream, model = _upstream(ann, containers, backend, where)
     internal = _port(ann, ANN_INTERNAL_PORT, upstream + INTERNAL_PORT_OFFSET, where)
     admin = _port(ann, ANN_ADMIN_PORT, DEFAULT_ADMIN_PORT, where)
     if len({upstream, internal, admin}) != 3:
         raise InjectError(f"{where}: upstream {upstream}, internal {internal} and admin {admin} ports must differ")
-    backend = ann.get(ANN_BACKEND, "vllm")
-    if backend not in BACKENDS:
-        raise InjectError(f"{where}: {ANN_BACKEND}={backend!r}, expected one of {', '.join(BACKENDS)}")
-    model = next((c for c in containers if any(_port_number(p) == upstream for p in c.get("ports") or [])),
-                 containers[0])
     # every declared port but the one that moves from the model container to the sidecar
     taken = {_port_number(p) for c in [*containers, *(pod["spec"].get("initContainers") or [])]
              for p in c.get("ports") or [] if c is not model or _port_number(p) != upstream}
@@ -207,7 +272,40 @@ def settings(pod: dict[str, Any], where: str) -> PodSettings:
     policy, keys = _policy(ann.get(ANN_POLICY), where)
     token_secret, token_key = _token_secret(ann.get(ANN_ADMIN_TOKEN_SECRET), where)
     _check_names(pod["spec"], policy is not None, where)
-    return PodSettings(str(model["name"]), upstream, internal, admin, backend, policy, keys, token_secret, token_key)
+    chosen = ann.get(ANN_IMAGE, image or default_image()).strip()
+    if not chosen or any(c.isspace() for c in chosen):
+        raise InjectError(f"{where}: {ANN_IMAGE}={chosen!r} is not an image reference")
+    try:
+        moved = ports.move(model, backend, upstream, internal, where)
+    except ports.NoServerError as exc:
+        raise NoModelServerError(str(exc)) from exc
+    except RefusedError as exc:
+        raise InjectError(str(exc)) from exc
+    return PodSettings(str(model["name"]), upstream, internal, admin, moved.backend, policy, keys, token_secret,
+                       token_key, chosen, moved)
+
+
+def _upstream(ann: dict[str, str], containers: list[dict[str, Any]], backend: str | None,
+              where: str) -> tuple[int, dict[str, Any]]:
+    """The upstream port P and the model container (module docstring, 1)."""
+    def declares(c: dict[str, Any], port: int) -> bool:
+        return any(_port_number(p) == port for p in c.get("ports") or [])
+
+    if ANN_UPSTREAM_PORT in ann:
+        upstream = _port(ann, ANN_UPSTREAM_PORT, DEFAULT_UPSTREAM_PORT, where)
+        model = next((c for c in containers if declares(c, upstream)), None) or next(
+            (c for c in containers if str(upstream) in ports.port_values(c, backend)), None)
+        if model is None:
+            raise InjectError(f"{where}: {ANN_UPSTREAM_PORT}={upstream} matches no containerPort and no port flag "
+                              "of any container: Warden would listen where no server does")
+        return upstream, model
+    first_ports = containers[0].get("ports") or []
+    flagged = [v for v in ports.port_values(containers[0], backend) if v.isdigit()]
+    upstream = int(first_ports[0]["containerPort"]) if first_ports else (
+        int(flagged[0]) if flagged else DEFAULT_UPSTREAM_PORT)
+    if not 1 <= upstream <= 65535:
+        raise InjectError(f"{where}: the upstream port resolves to {upstream}, outside 1-65535")
+    return upstream, next((c for c in containers if declares(c, upstream)), containers[0])
 
 
 def _check_names(spec: dict[str, Any], with_policy: bool, where: str) -> None:
@@ -221,10 +319,19 @@ def _check_names(spec: dict[str, Any], with_policy: bool, where: str) -> None:
         raise InjectError(f"{where}: a container is already named {SIDECAR_NAME!r}; the sidecar needs that name")
 
 
-def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> None:
-    if not is_selected(pod, options):
-        return
-    s = settings(pod, where)
+def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> Decision:
+    """Inject one pod (template) in place; a refusal leaves it untouched (everything is resolved first)."""
+    skip = skip_reason(pod, options)
+    if skip is not None:
+        return Decision(where, "skipped", skip)
+    try:
+        s = settings(pod, where, options.image)
+    except NoModelServerError as exc:
+        if ((pod.get("metadata") or {}).get("labels") or {}).get(LABEL_INJECT) != "true":
+            return Decision(where, "skipped", f"no model server found ({exc})")
+        return Decision(where, "refused", str(exc))
+    except InjectError as exc:
+        return Decision(where, "refused", str(exc))
     spec = pod["spec"]
     model = next(c for c in spec["containers"] if c.get("name") == s.model_container)
     moved = [p for p in model.get("ports") or [] if _port_number(p) == s.upstream_port]
@@ -234,7 +341,7 @@ def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> None
     else:
         model.pop("ports", None)
     moved_names = {str(p["name"]) for p in moved if "name" in p}
-    rewrite = _move_model_server(model, s)
+    model.update(s.moved.fields)
     _retarget_probes(model, s.upstream_port, moved_names)
     listen_port: dict[str, Any] = dict(moved[0]) if moved else {"containerPort": s.upstream_port}
     sidecar = _sidecar(s, options, listen_port)
@@ -253,6 +360,10 @@ def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> None
     volumes.append({"name": TOKEN_VOLUME, "secret": {
         "secretName": s.token_secret, "items": [{"key": s.token_key, "path": TOKEN_FILE}]}})
     spec["volumes"] = [*(spec.get("volumes") or []), *volumes]
+    own = spec.get("terminationGracePeriodSeconds")
+    base = own if isinstance(own, int) else DEFAULT_GRACE_SECONDS
+    spec["terminationGracePeriodSeconds"] = (base + SIDECAR_STOP_SECONDS if options.native_sidecar
+                                             else max(base, SIDECAR_STOP_SECONDS))
     meta = pod.setdefault("metadata", {})
     annotations = meta.setdefault("annotations", {})
     annotations.setdefault(ANN_DEFAULT_CONTAINER, s.model_container)
@@ -263,8 +374,13 @@ def _inject_pod(pod: dict[str, Any], options: InjectOptions, where: str) -> None
         "modelContainer": s.model_container,
         "ports": {"listen": s.upstream_port, "upstream": s.internal_port, "admin": s.admin_port},
         "adminToken": {"secret": s.token_secret, "key": s.token_key},
-        "rewrite": rewrite,
+        "rewrite": s.moved.how,
+        "server": s.moved.server,
+        "backend": s.backend,
     }, sort_keys=True, separators=(",", ":"))
+    return Decision(where, "injected", f"{s.moved.server} in container {s.model_container!r} moved from port "
+                    f"{s.upstream_port} to 127.0.0.1:{s.internal_port} ({s.moved.how}); sidecar {s.image}, "
+                    f"--backend {s.backend}")
 
 
 def _sidecar(s: PodSettings, options: InjectOptions, listen_port: dict[str, Any]) -> dict[str, Any]:
@@ -303,7 +419,7 @@ def _sidecar(s: PodSettings, options: InjectOptions, listen_port: dict[str, Any]
 
     return {
         "name": SIDECAR_NAME,
-        "image": options.image,
+        "image": s.image,
         "command": ["warden"],
         "args": args,
         "ports": [listen_port, {"name": ADMIN_PORT_NAME, "containerPort": s.admin_port, "protocol": "TCP"}],
@@ -326,38 +442,6 @@ def _sidecar(s: PodSettings, options: InjectOptions, listen_port: dict[str, Any]
             "seccompProfile": {"type": "RuntimeDefault"},
         },
     }
-
-
-def _move_model_server(model: dict[str, Any], s: PodSettings) -> str:
-    """Point the model server at 127.0.0.1:I; returns how: `command`, `args` or `env` (module docstring, 2)."""
-    port_flag, host_flag = _PORT_FLAGS.get(s.backend, _GENERIC_FLAGS)
-    for key in ("args", "command"):
-        tokens = model.get(key)
-        if not isinstance(tokens, list):
-            continue
-        new = [str(t) for t in tokens]
-        if not _set_flag(new, port_flag, str(s.internal_port)):
-            continue
-        if not _set_flag(new, host_flag, "127.0.0.1"):
-            new += [host_flag, "127.0.0.1"]
-        model[key] = new
-        return key
-    env = [e for e in model.get("env") or [] if e.get("name") != "PORT"]
-    model["env"] = [*env, {"name": "PORT", "value": str(s.internal_port)}]
-    return "env"
-
-
-def _set_flag(tokens: list[str], flag: str, value: str) -> bool:
-    """Replace the value of `flag` (`--flag V` or `--flag=V`) in place; False when the flag is absent."""
-    found = False
-    for i, token in enumerate(tokens):
-        if token == flag and i + 1 < len(tokens):
-            tokens[i + 1] = value
-            found = True
-        elif token.startswith(flag + "="):
-            tokens[i] = f"{flag}={value}"
-            found = True
-    return found
 
 
 def _retarget_probes(model: dict[str, Any], port: int, names: set[str]) -> None:

@@ -1,7 +1,11 @@
 """`warden inject -f FILE|- [-o FILE]`: add the Warden sidecar to manifests, like `istioctl kube-inject`.
 
 Reads multi-document YAML (or JSON, which is YAML), injects every selected pod (template) with
-`proxy.k8s.inject.inject`, and writes the documents back in order; kinds without pods pass through unchanged.
+`proxy.k8s.inject.inject_report`, and writes the documents back in order; kinds without pods pass through
+unchanged. stderr says, one line per pod (template) or object, what was injected and what was skipped and why.
+A refused pod (its model server's port cannot be moved with certainty, a bad annotation) is named there with
+the container and the reason, nothing is written to the output, and the exit status is 1: a manifest applied
+with one pod silently left behind is worse than none.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from proxy.k8s.inject import InjectError, InjectOptions, default_image, inject
+from proxy.k8s.inject import Decision, InjectError, InjectOptions, default_image, inject_report
 
 EXIT_ERROR = 1
 EXIT_USAGE = 64
@@ -40,10 +44,19 @@ def options_from(args: argparse.Namespace) -> InjectOptions:
     return dataclasses.replace(options, image=args.image) if args.image else options
 
 
-def transform(text: str, options: InjectOptions) -> str:
+def transform(text: str, options: InjectOptions) -> tuple[str, list[Decision]]:
+    """The injected manifests and what was decided for each pod (template) or object."""
     docs: list[Any] = [d for d in yaml.safe_load_all(text) if d is not None]
-    out = [inject(d, options) if isinstance(d, dict) else d for d in docs]
-    return yaml.safe_dump_all(out, sort_keys=False, explicit_start=len(out) > 1, allow_unicode=True)
+    out: list[Any] = []
+    decisions: list[Decision] = []
+    for doc in docs:
+        if isinstance(doc, dict):
+            injected, decided = inject_report(doc, options)
+            out.append(injected)
+            decisions += decided
+        else:
+            out.append(doc)
+    return yaml.safe_dump_all(out, sort_keys=False, explicit_start=len(out) > 1, allow_unicode=True), decisions
 
 
 def main(argv: list[str]) -> int:
@@ -53,7 +66,15 @@ def main(argv: list[str]) -> int:
         return 0 if exc.code == 0 else EXIT_USAGE
     try:
         text = sys.stdin.read() if args.filename == "-" else Path(args.filename).read_text(encoding="utf-8")
-        result = transform(text, options_from(args))
+        result, decisions = transform(text, options_from(args))
+        for decision in decisions:
+            print(f"warden inject: {decision}", file=sys.stderr)
+        refused = [d for d in decisions if d.outcome == "refused"]
+        if refused:
+            print(f"warden inject: {len(refused)} refused; nothing written", file=sys.stderr)
+            return EXIT_ERROR
+        if not any(d.outcome == "injected" for d in decisions):
+            print("warden inject: nothing injected", file=sys.stderr)
         if args.output:
             Path(args.output).write_text(result, encoding="utf-8")
         else:

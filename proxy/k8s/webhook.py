@@ -1,8 +1,10 @@
 """`warden webhook`: the injection as a MutatingAdmissionWebhook (admission.k8s.io/v1) over TLS.
 
-POST /mutate takes an AdmissionReview for a Pod and answers with the same `proxy.k8s.inject.inject` as a base64
-JSONPatch (RFC 6902). A pod that cannot be injected as annotated is denied with the reason (fail closed, like
-the webhook's `failurePolicy: Fail`); a pod that is not selected is allowed without a patch. GET /healthz
+POST /mutate takes an AdmissionReview for a Pod and answers with the same `proxy.k8s.inject.inject_report` as a
+base64 JSONPatch (RFC 6902). A pod that cannot be injected as annotated, or whose model server's port cannot be moved
+with certainty (proxy/k8s/ports.py), is denied with the reason naming the container (fail closed, like the
+webhook's `failurePolicy: Fail`); a pod that is not selected is allowed without a patch. Each decision is
+logged. GET /healthz
 answers 200 for the Deployment's probes. Standard library only: http.server in threads behind ssl.
 """
 
@@ -19,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from proxy.config import ConfigError, parse_hostport
-from proxy.k8s.inject import InjectError, InjectOptions, default_image, inject
+from proxy.k8s.inject import InjectOptions, default_image, inject_report
 
 log = logging.getLogger("warden.webhook")
 
@@ -65,11 +67,14 @@ def review_response(review: dict[str, Any], options: InjectOptions) -> dict[str,
         # on CREATE the pod has no namespace yet in its metadata; the request carries it (for error messages)
         if request.get("namespace") and not meta.get("namespace"):
             pod = {**pod, "metadata": {**meta, "namespace": request["namespace"]}}
-        try:
-            patch = json_patch(pod, inject(pod, options))
-        except InjectError as exc:
-            response.update(allowed=False, status={"code": 400, "message": f"warden injection: {exc}"})
+        injected, decisions = inject_report(pod, options)
+        for decision in decisions:
+            log.info("%s", decision, extra={"uid": response["uid"], "outcome": decision.outcome})
+        refused = [d.reason for d in decisions if d.outcome == "refused"]
+        if refused:
+            response.update(allowed=False, status={"code": 400, "message": f"warden injection: {'; '.join(refused)}"})
         else:
+            patch = json_patch(pod, injected)
             if patch:
                 response["patchType"] = "JSONPatch"
                 response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()

@@ -15,7 +15,7 @@ from proxy import serve
 from proxy.admin import admin_token, is_loopback
 from proxy.config import ConfigError, WardenConfig, resolve
 from proxy.k8s import inject_cli
-from proxy.k8s.inject import ANN_STATUS, InjectError, InjectOptions, default_image, inject
+from proxy.k8s.inject import ANN_STATUS, InjectError, InjectOptions, default_image, inject, inject_report
 from tests import kubelet
 
 DATA = Path(__file__).parent / "testdata" / "inject"
@@ -200,7 +200,8 @@ def test_vllm_port_takeover() -> None:
     status = json.loads(pod["metadata"]["annotations"][ANN_STATUS])
     assert status == {"version": "test", "container": "warden", "native": True, "modelContainer": "vllm",
                       "ports": {"listen": 8000, "upstream": 18000, "admin": 9464},
-                      "adminToken": {"secret": "warden-admin-token", "key": "token"}, "rewrite": "args"}
+                      "adminToken": {"secret": "warden-admin-token", "key": "token"}, "rewrite": "args",
+                      "server": "vllm", "backend": "vllm"}
 
 
 def test_env_fallback_and_other_containers_untouched() -> None:
@@ -219,8 +220,14 @@ def test_selection() -> None:
     (out,) = injected(DATA / "cronjob-list.yaml")
     assert [bool(pods(item)) for item in out["items"]] == [True, False, False, False, False]
     assert out["items"][1:] == docs[0]["items"][1:]
-    everything = inject(docs[0], InjectOptions(require_label=False, version="test"))
-    assert [bool(pods(item)) for item in everything["items"]] == [True, False, True, False, False]
+    everything, decisions = inject_report(docs[0], InjectOptions(require_label=False, version="test"))
+    # --all takes the unlabeled Job, but busybox runs no model server: skipped, said why, not refused
+    assert [bool(pods(item)) for item in everything["items"]] == [True, False, False, False, False]
+    assert [(d.where, d.outcome) for d in decisions] == [
+        ("CronJob nightly-eval", "injected"), ("DaemonSet opted-out", "skipped"), ("Job unlabeled", "skipped"),
+        ("Service vllm", "skipped"), ("ConfigMap vllm-policy", "skipped")]
+    assert "no model server found" in decisions[2].reason and "'x'" in decisions[2].reason
+    assert decisions[1].reason == 'opted out (warden.io/inject: "false")'
 
 
 def test_already_injected_by_annotation_is_left_alone() -> None:
@@ -231,7 +238,8 @@ def test_already_injected_by_annotation_is_left_alone() -> None:
 
 @pytest.mark.parametrize(("annotations", "message"), [
     ({"warden.io/upstream-port": "http"}, "not a port number"),
-    ({"warden.io/upstream-port": "60000"}, "outside 1-65535"),
+    ({"warden.io/internal-port": "70000"}, "outside 1-65535"),
+    ({"warden.io/upstream-port": "8080"}, "matches no containerPort and no port flag"),
     ({"warden.io/admin-port": "8000"}, "must differ"),
     ({"warden.io/backend": "ollama"}, "expected one of"),
     ({"warden.io/policy": "Bad_Name"}, "CONFIGMAP"),
