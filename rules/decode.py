@@ -23,8 +23,14 @@ import binascii
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import re2
 
 from rules.findings import Finding, new_finding
+from rules.normalize import _UNANCHORED
+
+RE2Match = Callable[[Any, bytes, int, int], list[tuple[int, int]]]  # the binding's RE2.Match
 
 DECODED_KIND = "decoded"
 
@@ -53,12 +59,15 @@ class DecodeConfig:
 MAX_DEPTH = 2  # the text itself is depth 1; one nested decoding more
 
 # Runs of the base64 alphabets (standard and URL-safe; a contiguous hex run is one of these too), spaced or
-# colon-separated hex pairs (hexdumps, `69 67 6e 6f`), and `\x69\x67` escapes.
-_RUNS = re.compile(
+# colon-separated hex pairs (hexdumps, `69 67 6e 6f`), and `\x69\x67` escapes. RE2 over the UTF-8 bytes:
+# Python's `re` took ~120 us per 1 KB prompt for this alternation (it retries every start inside a word), the
+# RE2 DFA ~6 us, the encoding included.
+_RUNS = (
     r"(?P<b64>[A-Za-z0-9+/_-]{%(n)d,}={0,2})"
     r"|(?P<hexsep>(?:[0-9A-Fa-f]{2}(?:  ?|:)){7,}[0-9A-Fa-f]{2})"
     r"|(?P<hexesc>(?:\\x[0-9A-Fa-f]{2}){8,})"
 )
+_GROUPS = ("b64", "hexsep", "hexesc")
 _HEX_ONLY = re.compile(r"[0-9A-Fa-f]+")
 _NOT_HEX = re.compile(r"[^0-9A-Fa-f]")
 _URLSAFE = str.maketrans("-_", "+/")
@@ -66,8 +75,11 @@ _URLSAFE = str.maketrans("-_", "+/")
 _UNPRINTABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 
 
-def _compile_runs(min_run: int) -> re.Pattern[str]:
-    return re.compile(_RUNS.pattern % {"n": min_run})
+def _compile_runs(min_run: int) -> RE2Match:
+    options = re2.Options()
+    options.max_mem = 8 << 20
+    regexp: RE2Match = re2.compile(_RUNS % {"n": min_run}, options)._regexp.Match
+    return regexp
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +135,10 @@ def _hex(digits: str, budget: int) -> tuple[bytes, bool] | None:
     return bytes.fromhex(digits[:take]), take < usable
 
 
+def _is_hex(run: str) -> bool:
+    return len(run) % 2 == 0 and _HEX_ONLY.fullmatch(run) is not None
+
+
 class Decoder:
     """Finds and decodes runs within `DecodeConfig`'s bounds. Immutable; shared by threads."""
 
@@ -136,38 +152,49 @@ class Decoder:
         out: list[DecodedRun] = []
         if len(text) < cfg.min_run:
             return out
-        for m in self._runs.finditer(text):
-            if budget[0] <= 0 or budget[1] <= 0:
+        data = text.encode("utf-8", "surrogatepass")
+        match = self._runs
+        pos, end = 0, len(data)
+        while pos < end and budget[0] > 0 and budget[1] > 0:
+            spans = match(_UNANCHORED, data, pos, end)
+            start, stop = spans[0]
+            if start < 0:
                 break
-            kind = m.lastgroup
-            run = m.group()
-            decoded: tuple[bytes, bool] | None
-            if kind == "b64":
-                body = run.rstrip("=")
-                if _HEX_ONLY.fullmatch(body) and len(body) % 2 == 0:
-                    if not cfg.hex:
-                        continue
-                    encoding, decoded = "hex", _hex(body, budget[0])
-                elif cfg.base64:
-                    encoding, decoded = "base64", _base64(run, budget[0])
-                else:
-                    continue
-            elif not cfg.hex:
-                continue
-            else:
-                digits = run.replace("\\x", "") if kind == "hexesc" else _NOT_HEX.sub("", run)
-                if len(digits) < cfg.min_run:
-                    continue
-                encoding, decoded = "hex", _hex(digits, budget[0])
-            budget[1] -= 1
+            pos = stop if stop > start else start + 1
+            kind = next(g for g, (s, _) in zip(_GROUPS, spans[1:], strict=True) if s >= 0)
+            run = data[start:stop].decode("ascii")
+            decoded = self._decode(kind, run, budget)
             if decoded is None:
                 continue
-            data, truncated = decoded
-            budget[0] -= len(data)
-            decoded_text = _as_text(data, truncated, cfg.min_printable)
+            raw, truncated = decoded
+            budget[0] -= len(raw)
+            decoded_text = _as_text(raw, truncated, cfg.min_printable)
             if decoded_text is not None:
-                out.append(DecodedRun(m.start(), m.end(), encoding, decoded_text, truncated))
+                # Character offsets: the runs are ASCII, the text before them need not be.
+                chars = start if len(data) == len(text) else len(data[:start].decode("utf-8", "surrogatepass"))
+                out.append(DecodedRun(chars, chars + len(run), "hex" if kind != "b64" or _is_hex(run) else "base64",
+                                      decoded_text, truncated))
         return out
+
+    def _decode(self, kind: str, run: str, budget: list[int]) -> tuple[bytes, bool] | None:
+        cfg = self.config
+        if kind == "b64":
+            if _is_hex(run):
+                if not cfg.hex:
+                    return None
+                budget[1] -= 1
+                return _hex(run, budget[0])
+            if not cfg.base64:
+                return None
+            budget[1] -= 1
+            return _base64(run, budget[0])
+        if not cfg.hex:
+            return None
+        digits = run.replace("\\x", "") if kind == "hexesc" else _NOT_HEX.sub("", run)
+        if len(digits) < cfg.min_run:
+            return None
+        budget[1] -= 1
+        return _hex(digits, budget[0])
 
     def decoded_texts(self, text: str) -> list[tuple[int, int, str]]:
         """Every decoded text (nested ones too) with the raw span of the outermost run it came from."""
