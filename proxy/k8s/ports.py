@@ -159,12 +159,14 @@ def _move_shell(container: dict[str, Any], line: _Located, script_at: int, annot
     planned = servers.plan(argv, start, server, upstream, internal, where, may_append=True)
     assert planned is not None  # may_append=True always plans
     new = script
-    for i in sorted(planned.edits, reverse=True):
-        word = words[first + i]
-        new = new[:word.start] + planned.edits[i] + new[word.end:]
-    if planned.append:
+    if planned.append:  # first: it follows every word, so the spans of the words to edit stay where they are
         end = words[-1].end
         new = new[:end] + " " + " ".join(planned.append) + new[end:]
+    for i in sorted(planned.edits, reverse=True):
+        if not shell.is_plain(planned.edits[i]):
+            raise RefusedError(f"{where}: {planned.edits[i]!r} would need quoting in the script")
+        word = words[first + i]
+        new = new[:word.start] + planned.edits[i] + new[word.end:]
     tokens = [str(t) for t in container[key]]
     fields: dict[str, Any] = {key: [*tokens[:index], new, *tokens[index + 1:]]}
     how = f"shell:{key}"

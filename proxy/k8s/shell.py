@@ -94,8 +94,11 @@ def _word(script: str, i: int) -> tuple[Word, int]:
             if script[i + 1] != "\n":  # backslash-newline inside a word joins it with the next line
                 value.append(script[i + 1])
             i += 2
+        elif c in "$`":
+            raise ShellError(f"{c!r} at {_at(script, i)} expands when the script runs: the words are not known "
+                             "before it does")
         elif c in _UNSAFE:
-            what = "an operator" if c in _OPERATORS else "an expansion or pattern character"
+            what = "an operator" if c in _OPERATORS else "a pattern, comment or history character"
             raise ShellError(f"{c!r} at {_at(script, i)} is {what}: the command line is not one plain invocation")
         else:
             value.append(c)

@@ -1,11 +1,10 @@
 """`warden webhook`: the injection as a MutatingAdmissionWebhook (admission.k8s.io/v1) over TLS.
 
 POST /mutate takes an AdmissionReview for a Pod and answers with the same `proxy.k8s.inject.inject_report` as a
-base64 JSONPatch (RFC 6902). A pod that cannot be injected as annotated, or whose model server's port cannot be moved
-with certainty (proxy/k8s/ports.py), is denied with the reason naming the container (fail closed, like the
-webhook's `failurePolicy: Fail`); a pod that is not selected is allowed without a patch. Each decision is
-logged. GET /healthz
-answers 200 for the Deployment's probes. Standard library only: http.server in threads behind ssl.
+base64 JSONPatch (RFC 6902). A pod that cannot be injected as annotated, or whose model server's port cannot
+be moved with certainty (proxy/k8s/ports.py), is denied with the reason naming the container (fail closed, like
+the webhook's `failurePolicy: Fail`); a pod that is not selected is allowed without a patch. Each decision is
+logged. GET /healthz answers 200 for the Deployment's probes. Standard library only: http.server in threads behind ssl.
 """
 
 from __future__ import annotations
