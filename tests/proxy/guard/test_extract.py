@@ -59,3 +59,54 @@ def test_reasoning_and_refusal_are_answer_text() -> None:
     assert paths(response_texts(Route.CHAT, body)) == {"choices[0].message.reasoning_content": "r0",
                                                        "choices[0].message.reasoning": "r1",
                                                        "choices[0].message.refusal": "no"}
+
+
+def roles(fields: list[Any]) -> dict[str, str]:
+    return {f.where: f.role.value for f in fields}
+
+
+def test_every_chat_message_is_a_field_with_its_role() -> None:
+    body = {"messages": [
+        {"role": "system", "content": "s"}, {"role": "developer", "content": "d"},
+        {"role": "user", "content": [{"type": "text", "text": "u"},
+                                     {"type": "tool_result", "tool_use_id": "t", "content": "tr"},
+                                     {"type": "tool_result", "content": [{"type": "text", "text": "tr2"}]},
+                                     {"type": "document", "source": {"type": "text", "data": "doc"}}]},
+        {"role": "assistant", "content": "a", "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": "t"}, {"role": "function", "content": "f"},
+        {"role": "weird", "content": "w"}, {"content": "none"},
+    ]}
+    assert roles(request_texts(Route.CHAT, body)) == {
+        "messages[0].content": "system", "messages[1].content": "system",
+        "messages[2].content[0].text": "user", "messages[2].content[1].content": "tool",
+        "messages[2].content[2].content[0].text": "tool", "messages[2].content[3].source.data": "document",
+        "messages[3].content": "assistant", "messages[3].tool_calls[0].function.arguments": "assistant",
+        "messages[4].content": "tool", "messages[5].content": "tool",
+        "messages[6].content": "user", "messages[7].content": "user",  # unknown or missing: the strictest
+    }
+
+
+def test_responses_items_with_their_roles() -> None:
+    body = {"instructions": "i", "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "q"}]},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{\"a\": 1}"},
+        {"type": "function_call_output", "call_id": "c", "output": "result"},
+        {"type": "function_call_output", "call_id": "d", "output": [{"type": "input_text", "text": "r2"}]},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "earlier"}]},
+        {"type": "mcp_call", "arguments": "{}", "output": "mcp out"},
+    ]}
+    assert roles(request_texts(Route.RESPONSES, body)) == {
+        "instructions": "system", "input[0].content[0].text": "user", "input[1].arguments": "assistant",
+        "input[2].output": "tool", "input[3].output[0].text": "tool", "input[4].content[0].text": "assistant",
+        "input[5].arguments": "assistant", "input[5].output": "tool",
+    }
+    assert roles(request_texts(Route.RESPONSES, {"input": "just text"})) == {"input": "user"}
+
+
+def test_other_routes_are_user_text_and_answers_assistant_text() -> None:
+    assert set(roles(request_texts(Route.COMPLETIONS, {"prompt": ["a", "b"]})).values()) == {"user"}
+    assert set(roles(request_texts(Route.TRITON_GENERATE, {"text_input": "t"})).values()) == {"user"}
+    answer = {"choices": [{"message": {"content": "x", "reasoning": "r"}}, {"text": "t"}]}
+    assert set(roles(response_texts(Route.CHAT, answer)).values()) == {"assistant"}
+    output = {"output": [{"type": "function_call_output", "output": "o"}], "output_text": "ot"}
+    assert set(roles(response_texts(Route.RESPONSES, output)).values()) == {"assistant"}
