@@ -2,7 +2,8 @@
 
 Each server's flags and environment variables, as its own source reads them:
 - vLLM (`vllm serve`, `python -m vllm.entrypoints.openai.api_server`): argparse `--port` (default 8000) and
-  `--host` (vllm/entrypoints/openai/cli_args.py); no environment variable names the API server's port.
+  `--host` (vllm/entrypoints/openai/cli_args.py `FrontendArgs`; `--uds` makes it ignore both: refused); no
+  environment variable names the API server's port.
 - SGLang (`python -m sglang.launch_server`): argparse `--port` (default 30000), `--host`
   (python/sglang/srt/server_args.py `add_cli_args`); no environment variable.
 - TGI (`text-generation-launcher`): clap `--port`/`-p` with `env` (PORT, default 3000; the official image sets
@@ -46,9 +47,10 @@ class Server:
     port_env: str | None = None
     host_env: str | None = None
     env_wins: bool = False  # the variable beats the flag
+    no_tcp: tuple[str, ...] = ()  # flags after which the server listens on no TCP port at all
 
 
-VLLM = Server("vllm", "vllm", "--port", "--host")
+VLLM = Server("vllm", "vllm", "--port", "--host", no_tcp=("--uds",))
 SGLANG = Server("sglang", "sglang", "--port", "--host")
 TGI = Server("text-generation-launcher", "tgi", "--port", "--hostname", short_port="-p", prefixes=False,
              port_env="PORT", host_env="HOSTNAME")
@@ -159,6 +161,9 @@ def plan(tokens: Sequence[str], start: int, server: Server, upstream: int, inter
          may_append: bool) -> Plan | None:
     """Move `server` from `upstream` to 127.0.0.1:`internal`: its port flags get `internal`, its host flags
     127.0.0.1 (appended when absent). None when no port flag is present and `may_append` is False."""
+    for arg in tokens[start:]:
+        if arg in server.no_tcp or arg.partition("=")[0] in server.no_tcp:
+            raise RefusedError(f"{where}: {server.name} with {arg.partition('=')[0]} listens on no TCP port")
     ports = find(tokens, start, server, server.port_flag, where)
     hosts = find(tokens, start, server, server.host_flag, where)
     for use in ports:

@@ -307,3 +307,35 @@ def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "no containers" in capsys.readouterr().err
     assert inject_cli.main(["-f", str(tmp_path / "missing.yaml")]) == 1
     assert inject_cli.main([]) == 64
+
+
+def test_image_annotation_and_default_tag() -> None:
+    pod = load(DATA / "vllm-pod.yaml")[0]
+    assert sidecar(inject(pod, InjectOptions()))["image"] == default_image()
+    assert sidecar(inject(pod, InjectOptions(image="registry.local/warden:1")))["image"] == "registry.local/warden:1"
+    pod["metadata"]["annotations"]["warden.io/image"] = "registry.local/warden@sha256:" + "a" * 64
+    assert sidecar(inject(pod, InjectOptions(image="x:1")))["image"] == "registry.local/warden@sha256:" + "a" * 64
+    pod["metadata"]["annotations"]["warden.io/image"] = "two words"
+    with pytest.raises(InjectError, match="not an image reference"):
+        inject(pod, InjectOptions())
+
+
+@pytest.mark.parametrize(("native", "own", "expected"), [(True, None, 30 + 50), (True, 120, 120 + 50),
+                                                         (False, None, 50), (False, 120, 120)])
+def test_grace_period_covers_drain_and_final_checkpoint(native: bool, own: int | None, expected: int) -> None:
+    """A native sidecar gets SIGTERM after the model container exits: Warden's 50 s (drain_grace 30 s, the
+    proxy's stop and the audit log's final checkpoint, 10 s each) come on top of the pod's own grace; a regular
+    sidecar stops beside the model server."""
+    import dataclasses
+
+    from proxy.config import WardenConfig
+    from proxy.k8s.inject import SIDECAR_STOP_SECONDS
+
+    drain = next(f.default for f in dataclasses.fields(WardenConfig) if f.name == "drain_grace")
+    assert drain == 30.0 and SIDECAR_STOP_SECONDS == 30 + 20
+    pod = load(DATA / "vllm-pod.yaml")[0]
+    if own is not None:
+        pod["spec"]["terminationGracePeriodSeconds"] = own
+    out = inject(pod, InjectOptions(native_sidecar=native))
+    assert out["spec"]["terminationGracePeriodSeconds"] == expected
+    assert all("lifecycle" not in c for c in [*out["spec"]["containers"], *out["spec"].get("initContainers", [])])

@@ -66,6 +66,8 @@ def test_plan() -> None:
     assert plan(["x", "--model", "m"], 1, VLLM, 8000, 18000, "w", False) is None
     with pytest.raises(RefusedError, match="listens on --port '9000', not on the upstream port 8000"):
         plan(["vllm", "serve", "--port", "9000"], 2, VLLM, 8000, 18000, "w", True)
+    with pytest.raises(RefusedError, match="vllm with --uds listens on no TCP port"):
+        plan(["vllm", "serve", "m", "--uds=/tmp/s"], 2, VLLM, 8000, 18000, "w", True)
     with pytest.raises(RefusedError, match=r"listens on --port '\$\(PORT\)'"):
         plan(["vllm", "serve", "--port", "$(PORT)"], 2, VLLM, 8000, 18000, "w", True)
     # llama-cpp-python reads PORT and HOST before its flags: both are set too
