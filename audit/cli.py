@@ -346,12 +346,14 @@ def _print_fleet(fleet: FleetReport, notes: list[str], max_age: float | None, ou
         w(f"  WARNING: {len(fleet.stray)} object(s) under the target belong to no log, not verified:\n")
         for name in fleet.stray[:_SHOWN_PROBLEMS]:
             w(f"      {name}\n")
+    for entry in fleet.unreadable:
+        w(f"  INCONCLUSIVE directory not listed, a log may be there: {entry}\n")
     n = fleet.summary()
     w(f"Summary: {n['logs']} log(s): {n['valid']} valid, {n['invalid']} invalid, {n['stale']} stale, "
       f"{n['inconclusive']} inconclusive ({n['closed']} closed); {n['records']:,} records in "
       f"{fleet.seconds:.2f} s\n")
-    if not fleet.results:
-        w("Result: INCONCLUSIVE (no log found)\n")
+    if not fleet.results or fleet.unreadable:
+        w(f"Result: {fleet.status.upper()} ({'no log found' if not fleet.results else 'not every directory listed'})\n")
     else:
         w(f"Result: {fleet.status.upper()}\n")
 

@@ -85,6 +85,7 @@ class Discovery:
     target: str
     logs: tuple[LogRef, ...]
     stray: tuple[str, ...]  # objects under the target that belong to no log (relative names)
+    unreadable: tuple[str, ...] = ()  # directories that could not be listed: a log may hide there
 
     @property
     def target_is_log(self) -> bool:
@@ -106,11 +107,13 @@ def discover_directory(target: Path) -> Discovery:
     """Every log root under a local directory (the module docstring's definition)."""
     roots: list[str] = []
     stray: list[str] = []
+    unreadable: list[str] = []
 
     def walk(path: Path, rel: str, under_log: bool) -> None:
         try:
             entries = sorted(os.scandir(path), key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            unreadable.append(f"{rel or '.'}: {exc.strerror or exc}")
             return
         dirs = [e for e in entries if e.is_dir(follow_symlinks=False)]
         is_root = any(e.name in LAYOUT_DIRS for e in dirs)
@@ -126,7 +129,7 @@ def discover_directory(target: Path) -> Discovery:
     walk(target, "", False)
     logs = tuple(LogRef(_name(root), "dir", str(target / root) if root else str(target), exclude=inner)
                  for root, inner in _nest(roots))
-    return Discovery(str(target), logs, tuple(stray))
+    return Discovery(str(target), logs, tuple(stray), tuple(unreadable))
 
 
 def discover_s3(url: str, *, endpoint_url: str | None = None, region: str | None = None,
@@ -350,17 +353,17 @@ class FleetReport:
     jobs: int
     executor: str
     seconds: float
-    notes: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = ()
 
     @property
     def status(self) -> Status:
-        """The fleet's worst: invalid, then stale (both exit 1), then inconclusive; no log at all is
-        inconclusive (nothing was verified)."""
+        """The fleet's worst: invalid, then stale (both exit 1), then inconclusive; no log at all, or a
+        directory that could not be listed, is inconclusive (something may not have been verified)."""
         found = {r.status for r in self.results}
         for status in (Status.INVALID, Status.STALE, Status.INCONCLUSIVE):
             if status in found:
                 return status
-        return Status.VALID if self.results else Status.INCONCLUSIVE
+        return Status.VALID if self.results and not self.unreadable else Status.INCONCLUSIVE
 
     def summary(self) -> dict[str, int]:
         out = {str(s): 0 for s in Status}
@@ -375,7 +378,7 @@ class FleetReport:
     def to_json(self) -> dict[str, object]:
         return {"target": self.target, "status": str(self.status), "summary": self.summary(),
                 "jobs": self.jobs, "executor": self.executor, "seconds": round(self.seconds, 3),
-                "stray": list(self.stray), "notes": list(self.notes),
+                "stray": list(self.stray), "unreadable": list(self.unreadable),
                 "logs": [r.to_json() for r in self.results]}
 
 
@@ -430,4 +433,4 @@ def verify_fleet(discovery: Discovery, trust: Trust, *, max_age: float | None = 
                     progress(done, len(logs))
     results.sort(key=lambda r: r.ref.name)
     return FleetReport(discovery.target, tuple(results), discovery.stray, jobs, kind,
-                       time.monotonic() - started)
+                       time.monotonic() - started, discovery.unreadable)

@@ -1,6 +1,7 @@
 """A fleet's audit logs verified in parallel against one at a time.
 
     .venv/bin/python -m bench.audit_fleet [--logs 8] [--records 20000] [--jobs 2] [--rounds 3] [--s3 2000]
+                                          [--dir DIR]
 
 Writes `--logs` logs with the real writer (one checkpoint every 2,000 records, records like bench.audit's, no
 fsync: only the verifier is measured), then verifies all of them as `warden audit verify DIR` does for a
@@ -43,6 +44,8 @@ MODES: dict[str, tuple[str, str | None]] = {  # name: (executor, process start m
 def write_fleet(root: Path, logs: int, records: int) -> tuple[Path, Path]:
     fleet, keys = root / f"fleet-{records}", root / "keys"
     for n in range(logs):
+        if (fleet / f"c1/ns/pod-{n}/checkpoints").is_dir():
+            continue  # kept from an earlier run (--dir)
         log = AuditLog.open(AuditConfig(directory=fleet / f"c1/ns/pod-{n}", key_dir=keys, fsync=False,
                                         origin=Origin("bench", "ns", f"pod-{n}", "b0"),
                                         checkpoint_interval=3600.0, heartbeat_interval=3600.0))
@@ -126,8 +129,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--s3", type=int, default=0, metavar="RECORDS",
                         help="also verify logs of this many records each from a moto S3 server")
+    parser.add_argument("--dir", type=Path, help="write the logs here and keep them for the next run")
     args = parser.parse_args()
-    root = Path(tempfile.mkdtemp(prefix="warden-bench-fleet-"))
+    root = args.dir or Path(tempfile.mkdtemp(prefix="warden-bench-fleet-"))
     try:
         started = time.perf_counter()
         fleet, keys = write_fleet(root, args.logs, args.records)
@@ -149,7 +153,8 @@ def main() -> None:
                 server.terminate()
                 server.wait(10)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if args.dir is None:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

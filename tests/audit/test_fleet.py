@@ -4,6 +4,7 @@ one and a cleanly closed old one."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import time
@@ -289,3 +290,13 @@ def test_s3_fleet_of_valid_logs_and_a_missing_bucket(s3_fleet: dict[str, Any],
     assert code == 0 and out["status"] == "valid"
     assert main(["verify", "s3://no-such-bucket/x", "--key-dir", str(keys), "--endpoint-url", url, "--fleet"]) == 2
     assert "ListObjectVersions failed" in capsys.readouterr().err
+
+
+def test_a_directory_that_cannot_be_listed_makes_the_fleet_inconclusive(fleet_dir: tuple[Path, Path]) -> None:
+    fleet, keys = fleet_dir
+    found = discover_directory(fleet / "c1/ns/pod-a")
+    trust = Trust(public_keys=((keys / "signing.pub.pem").read_bytes(),), key_files=(str(keys / "chain.key"),))
+    assert verify_fleet(found, trust).status == "valid"
+    hidden = dataclasses.replace(found, unreadable=("c9: Permission denied",))
+    report = verify_fleet(hidden, trust)
+    assert report.status == "inconclusive" and report.to_json()["unreadable"] == ["c9: Permission denied"]
