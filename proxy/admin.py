@@ -18,12 +18,12 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from proxy.config import ConfigError, WardenConfig
 from proxy.httpget import ProbeError, http_get
-from proxy.telemetry.metrics import Metrics
 
 log = logging.getLogger("warden.admin")
 
@@ -214,12 +214,31 @@ def bearer_credentials(head: bytes) -> bytes | None:
     return token.strip() if scheme.lower() == b"bearer" and token.strip() else None
 
 
+class ReadinessCheck(Protocol):
+    """What `/readyz` asks: `Readiness` in one process, the supervisor's pod readiness with workers."""
+
+    async def check(self) -> tuple[bool, str]: ...
+
+
+class Exposition(Protocol):
+    """What `/metrics` serves: `Metrics` in one process, the workers' merged metrics with workers."""
+
+    async def exposition(self) -> bytes: ...
+
+
 class AdminServer:
-    def __init__(self, config: WardenConfig, metrics: Metrics, readiness: Readiness) -> None:
+    """The admin endpoint. On `config.admin` (TCP), or, for a worker of `--workers N`, on a private Unix socket
+    `unix_path` that only the supervisor reads (its directory is 0700: the file system is the access control,
+    so no token is asked there)."""
+
+    def __init__(self, config: WardenConfig, metrics: Exposition, readiness: ReadinessCheck,
+                 unix_path: str | None = None) -> None:
         self.config = config
         self.metrics = metrics
         self.readiness = readiness
-        token = admin_token(config)  # refuses an open /metrics on a non-loopback address here too
+        self.unix_path = unix_path
+        # Refuses an open /metrics on a non-loopback address here too.
+        token = admin_token(config) if unix_path is None else None
         # Only a digest is kept: comparing digests takes the same time whatever the presented token's length.
         self._token_digest = hashlib.sha256(token.encode()).digest() if token is not None else None
         self._server: asyncio.Server | None = None
@@ -229,6 +248,9 @@ class AdminServer:
         return self._token_digest is not None
 
     async def start(self) -> None:
+        if self.unix_path is not None:
+            self._server = await asyncio.start_unix_server(self._handle, self.unix_path, limit=MAX_HEAD_BYTES)
+            return
         self._server = await asyncio.start_server(self._handle, self.config.admin.host, self.config.admin.port,
                                                   limit=MAX_HEAD_BYTES)
         log.info("admin port listening", extra={
@@ -238,7 +260,10 @@ class AdminServer:
 
     @property
     def port(self) -> int:
+        """The TCP port (0 on a Unix socket)."""
         assert self._server is not None
+        if self.unix_path is not None:
+            return 0
         port: int = self._server.sockets[0].getsockname()[1]
         return port
 

@@ -68,6 +68,9 @@ class WardenConfig:
     upstream_ca: str | None = None  # PEM bundle of the CAs that sign an https upstream (default: certifi's roots)
     model_allowlist: tuple[str, ...] = ()
     log_level: str = "info"
+    # Processes serving the one listening port (proxy/supervisor.py); 0 = auto: the CPUs the container's cgroup
+    # quota allows, capped at 8, and 1 when no quota is set (proxy/cpus.py default_workers).
+    workers: int = 0
     # -- guard (rules) --
     guard: bool = True  # false: pass-through, nothing inspected (recorded as `skipped`, never as `pass`)
     semantic: bool = True  # the ONNX semantic stage on prompts (built on first use)
@@ -163,6 +166,16 @@ def parse_count(value: object) -> int:
     return int(text)
 
 
+def parse_workers(value: object) -> int:
+    """`auto` (0: decided at start from the cgroup CPU quota) or a count of processes, 1 to 64."""
+    text = str(value).strip().lower()
+    if text == "auto":
+        return 0
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise ConfigError(f"not a worker count: {value!r} (auto or 1 to 64)")
+    return int(text)
+
+
 def parse_status(value: object) -> int:
     text = str(value).strip()
     if not text.isdigit() or not 400 <= int(text) <= 599:
@@ -223,6 +236,7 @@ _PARSERS: dict[str, Any] = {
     "semantic": parse_bool,
     "schemas": parse_schema_map,
     "schema_reask": parse_count,
+    "workers": parse_workers,
 }
 
 FIELD_NAMES = tuple(f.name for f in fields(WardenConfig))

@@ -13,6 +13,7 @@ from models.errors import ModelsError
 from proxy.admin import Readiness, with_admin_token
 from proxy.audit_setup import open_audit
 from proxy.config import ConfigError, WardenConfig, resolve
+from proxy.cpus import default_workers
 from proxy.digest import Digester
 from proxy.exceptions import ProxyError
 from proxy.guard.engine import Guard, warm
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--upstream", help="model server base URL, e.g. http://127.0.0.1:8000 (WARDEN_UPSTREAM)")
     p.add_argument("--listen", help="HOST:PORT for clients (default 0.0.0.0:8080)")
     p.add_argument("--admin", help="HOST:PORT for /healthz, /readyz, /metrics (default 127.0.0.1:9464)")
+    p.add_argument("--workers", help="processes serving the listening port: a count, or auto (default): the CPUs "
+                   "of the container's cgroup quota, at most 8, and 1 without a quota (WARDEN_WORKERS)")
     p.add_argument("--config", type=Path, help="YAML config file (WARDEN_CONFIG)")
     p.add_argument("--backend", help="vllm, triton, llama_cpp, sglang, tgi or openai (readiness path default)")
     p.add_argument("--health-path", dest="health_path", help="upstream readiness path, overrides the backend's")
@@ -113,10 +116,14 @@ def config_from_args(args: argparse.Namespace) -> WardenConfig:
     return resolve(flags, config_file=args.config)
 
 
-def build_services(config: WardenConfig) -> Services:
+def build_services(config: WardenConfig, worker: int | None = None) -> Services:
     """The composition root: every service `warden serve` runs is built here and nowhere else, before any port
     is opened, so that everything start-up can refuse (bad rules, OTEL_* or adapter settings; an audit log
-    that cannot be written) refuses here (fail closed)."""
+    that cannot be written) refuses here (fail closed).
+
+    `worker`: the index of a worker of `--workers N` (proxy/workers.py). Its audit log is its own chain
+    (proxy/audit_setup.py), and the upstream's health gauge and merged metrics are left to the supervisor,
+    which asks the upstream once for the pod (proxy/supervisor.py)."""
     detectors = load_detectors() if config.guard and config.semantic else []
     guard = Guard.load(config.rules, request_pii=config.request_pii, extra_detectors=detectors,
                        filters=fusion_filters(detectors))
@@ -128,14 +135,15 @@ def build_services(config: WardenConfig) -> Services:
     schema_cache = SchemaCache()
     route_schemas = RouteSchemas.load(config.schema, config.schemas, schema_cache)
     # The audit log last of what can be refused: it writes a boot record when it opens.
-    audit_log = open_audit(config)
+    audit_log = open_audit(config, worker=worker)
     if audit_log is not None:
         metrics.watch_audit(audit_log.stats)  # records, checkpoints, failures and anchor lag on /metrics
     return Services(
         config=config, metrics=metrics, guard=guard, tracing=tracing, lora=lora, audit=audit_log,
         digester=Digester(audit_log.digest_key) if audit_log is not None else Digester(),
-        readiness=readiness, upstream_health=watch_upstream_health(readiness.upstream, metrics),
-        upstream_metrics=merge_upstream_metrics(config, metrics),
+        readiness=readiness,
+        upstream_health=watch_upstream_health(readiness.upstream, metrics) if worker is None else None,
+        upstream_metrics=merge_upstream_metrics(config, metrics) if worker is None else None,
         schema_cache=schema_cache, route_schemas=route_schemas,
     )
 
@@ -170,4 +178,9 @@ def main(argv: list[str]) -> int:
         print(f"warden serve: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     setup_logging(config.log_level)
+    workers = config.workers or default_workers()
+    if workers > 1:
+        from proxy.supervisor import supervise  # one process never loads it
+
+        return asyncio.run(supervise(config, workers))
     return asyncio.run(run(config))

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from proxy.admin import AdminServer
 from proxy.config import WardenConfig
 from proxy.exceptions import ProxyError
 from proxy.mitm.error_pages import install_mitmproxy_error_pages
+from proxy.mitm.listener import serve_on
 from proxy.mitm.wire_bounds import ConnectionSweeper, Wire, WireLimits, install
 from proxy.services import Services
 
@@ -75,13 +77,18 @@ def mitm_addons(config: WardenConfig) -> list[object]:
 class WardenProxy:
     """One running proxy: mitmproxy master, admin server, signal handling and draining."""
 
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, *, listen_sockets: list[socket.socket] | None = None,
+                 admin_unix: str | None = None) -> None:
+        """One process serving `config.listen` and `config.admin`; or, as a worker of `--workers N`
+        (proxy/workers.py), accepting on the supervisor's `listen_sockets` with its admin endpoint on the private
+        Unix socket `admin_unix`."""
         self.services = services
         self.config = services.config
         if services.readiness is None:  # a programming error: only build_services makes a runnable set
             raise TypeError("WardenProxy needs the services of proxy/serve.py build_services (no readiness probe)")
         self.readiness = services.readiness
-        self.admin = AdminServer(self.config, services.metrics, self.readiness)
+        self.listen_sockets = listen_sockets
+        self.admin = AdminServer(self.config, services.metrics, self.readiness, unix_path=admin_unix)
         self.master: Master | None = None
         self._confdir = tempfile.TemporaryDirectory(prefix="warden-mitm-")
         self._stopping = asyncio.Event()
@@ -109,6 +116,8 @@ class WardenProxy:
         closed = self.services.metrics.connections_closed
         self.wire = Wire(wire_limits(self.config), count=lambda reason: closed.labels(reason).inc())
         install(self.wire)
+        if self.listen_sockets:
+            serve_on(self.listen_sockets)
         opts = options.Options()
         self.master = Master(opts)
         self.master.addons.add(*mitm_addons(self.config), *default_addons(self.services))
