@@ -2,7 +2,9 @@
 
 `inject(obj, options)` takes one Kubernetes object (a plain dict as parsed from YAML/JSON) and returns a new
 dict; it never mutates its input and does no I/O. Kinds: Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet,
-Job, CronJob (their pod template), List (each item). Every other kind comes back unchanged.
+Job, CronJob (their pod template), List (each item). Every other kind comes back unchanged. A pod that cannot be
+injected with certainty raises InjectError; `inject_report` instead returns, beside the object, a `Decision` per
+pod (template) or object: injected, skipped (and why) or refused (and why, naming the container).
 
 Selection: a pod (template) is injected when its label `warden.io/inject` is `"true"` (or, with
 `InjectOptions(require_label=False)`, when the label is absent); `"false"` always opts out. A pod that already

@@ -96,6 +96,7 @@ def test_cli_golden(path: Path, cli_runs: dict[str, subprocess.CompletedProcess[
         golden.write_text(yaml.safe_dump_all(out, sort_keys=False, explicit_start=len(out) > 1))
     assert out == load(golden)
     assert out == [inject(d, OPTIONS) for d in load(path)]  # the CLI and the library agree
+    assert [inject(d, OPTIONS) for d in out] == out  # idempotent: warden.io/status is set
     for doc in out:
         validate(doc)
     (line,) = run.stderr.splitlines()
