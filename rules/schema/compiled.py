@@ -187,7 +187,7 @@ class CompiledSchema:
 
     def violations(self, instance: object, limit: int = MAX_VIOLATIONS) -> tuple[Violation, ...]:
         """The first `limit` violations, in the validator's order; () when valid. A string with a lone UTF-16
-        surrogate (JSON's `"\ud83d"` escape parses to one) is not Unicode text and cannot be validated: it is a
+        surrogate (JSON's `"\\ud83d"` escape parses to one) is not Unicode text and cannot be validated: it is a
         violation of its own (I-JSON, RFC 7493 section 2.1, forbids it), not a crash."""
         try:
             return self._violations(instance, limit)
