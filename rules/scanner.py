@@ -170,6 +170,12 @@ class Scanner:
         for e in enabled:
             if e.type != "pii":
                 self._category_policy.setdefault(e.fields.get("category", e.rule), self._policies[e.rule])
+        # A plug-in detector's own categories (a user's semantic categories) take the level of their category
+        # file unless a rule file's word or pattern rule of that category gives them a policy (set above).
+        for det in extra_detectors:
+            for category, level in getattr(det, "default_levels", {}).items():
+                self._category_policy.setdefault(category, policy_for(f"semantic.{category}", level=level,
+                                                                      action=None))
         pii_rule_of = {e.fields["kind"]: e.rule for e in enabled if e.type == "pii"}
         self._pii = PiiDetector([s for s in BUILTIN_SPECS if s.kind in pii_rule_of], pii_rule_of)
         self._words = WordListDetector(

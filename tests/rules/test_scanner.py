@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -121,6 +122,29 @@ class Upper:
     def detect(self, text: str) -> Sequence[Finding]:
         starts = [i for i in range(len(text)) if text[i : i + 3] == "ZZZ"]
         return [Finding("semantic", "exam_fraud", i, i + 3, "zzz", 0.9) for i in starts]
+
+
+class UserCategories:
+    """A plug-in detector of a user's own categories, with the levels of their category files."""
+
+    name = "user"
+    max_match_len = None
+    default_levels: ClassVar[dict[str, int]] = {"medical_advice": 2, "investment_advice": 1}
+
+    def detect(self, text: str) -> Sequence[Finding]:
+        return [Finding("semantic", c, 0, len(text), f"semantic.{c}", 0.8) for c in self.default_levels if c in text]
+
+
+def test_a_plugin_category_takes_its_default_level_unless_a_rule_file_sets_it(tmp_path: Path) -> None:
+    scanner = Scanner.load(extra_detectors=[UserCategories()])
+    assert scanner.scan("medical_advice").action is Action.BLOCK
+    assert scanner.scan("investment_advice").action is Action.ANNOTATE
+    rules = tmp_path / "user.yaml"
+    rules.write_text("words:\n- {rule: investment_words, category: investment_advice, words: [稳赚不赔], level: 2}\n"
+                     "- {rule: medical_words, category: medical_advice, words: [包治百病], action: annotate}\n")
+    scanner = Scanner.load([rules], extra_detectors=[UserCategories()])
+    assert scanner.scan("investment_advice").action is Action.BLOCK
+    assert scanner.scan("medical_advice").action is Action.ANNOTATE
 
 
 def test_plugin_detectors_and_filters() -> None:
