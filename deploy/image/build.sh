@@ -8,8 +8,10 @@
 #    from Debian's mirror, and podman imports it as localhost/warden-base:trixie.
 # 2. buildah builds ./Dockerfile on it (--build-arg BASE=..., --pull=never); the Dockerfile's own RUN steps
 #    reach Debian's mirror (apt) and PyPI (pip), so the build needs those two and nothing else.
-# 3. buildah pushes the result to OUT/oci (an OCI layout, tag = the package version) and writes
-#    OUT/image.env: WARDEN_IMAGE_OCI=OUT/oci:TAG, the variable the test reads.
+# 3. buildah pushes the result to OUT/oci (an OCI layout, tag = the package version; `skopeo copy
+#    oci:OUT/oci:TAG docker://REGISTRY/warden:TAG` publishes it), and umoci unpacks that layout into
+#    OUT/bundle (rootfs + config.json), which tests/deploy/test_image.py runs with runc
+#    (WARDEN_IMAGE_DIR=OUT; default .cache/image). OUT/image.env names the layout: WARDEN_IMAGE_OCI=OUT/oci:TAG.
 #
 # Exit 3 means the sandbox refuses what a build needs (the tools cannot be installed, or a container cannot
 # run a command): OUT/skip-reason says which, and the test skips with it. Any other failure is a real one.
@@ -38,10 +40,10 @@ step() { echo "== $(date -u +%H:%M:%S) $*" >&2; }
 
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi
 missing=()
-for tool in mmdebstrap buildah podman "$RUNTIME"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+for tool in mmdebstrap buildah podman umoci "$RUNTIME"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 if [ "${#missing[@]}" -gt 0 ]; then
   step "installing ${missing[*]} with apt"
-  declare -A pkg=([mmdebstrap]=mmdebstrap [buildah]=buildah [podman]=podman [runc]=runc [crun]=crun)
+  declare -A pkg=([mmdebstrap]=mmdebstrap [buildah]=buildah [podman]=podman [umoci]=umoci [runc]=runc [crun]=crun)
   debs=()
   for tool in "${missing[@]}"; do debs+=("${pkg[$tool]:-$tool}"); done
   { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
@@ -78,6 +80,11 @@ buildah bud --quiet --layers --pull=never --runtime "$RUNTIME" --network host "$
 step "buildah push: $OUT/oci:$VERSION"
 rm -rf "$OUT/oci"
 buildah push --quiet "$IMAGE" "oci:$OUT/oci:$VERSION"
+step "umoci unpack: $OUT/bundle (the runtime bundle the test starts with runc)"
+rm -rf "$OUT/bundle"
+rootless=()
+if [ "$(id -u)" != 0 ]; then rootless=(--rootless); fi
+umoci unpack "${rootless[@]}" --image "$OUT/oci:$VERSION" "$OUT/bundle" >/dev/null
 echo "WARDEN_IMAGE_OCI=$OUT/oci:$VERSION" >"$OUT/image.env"
 step "built in $(($(date +%s) - start)) s: $(du -sh "$OUT/oci" | cut -f1) in $OUT/oci"
 echo "$OUT/oci:$VERSION"

@@ -134,3 +134,30 @@ def test_example_networkpolicy_names_ports_that_exist_after_injection() -> None:
     named = {port["port"] for rule in policy["spec"]["ingress"] for port in rule["ports"]}
     assert named <= declared
     assert policy["spec"]["podSelector"]["matchLabels"].items() <= template["metadata"]["labels"].items()
+
+
+def test_webhook_keeps_a_replica_through_a_voluntary_disruption() -> None:
+    """failurePolicy Fail: while no webhook replica answers, no labeled pod can be created, so a node drain
+    must never evict the last one."""
+    (deployment,) = [d for d in by_kind("Deployment") if d["metadata"]["name"] == "warden-webhook"]
+    assert deployment["spec"]["replicas"] >= 2
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    (budget,) = [b for b in by_kind("PodDisruptionBudget")
+                 if b["metadata"]["namespace"] == deployment["metadata"]["namespace"]]
+    assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert budget["spec"]["minAvailable"] == 1 < deployment["spec"]["replicas"]
+
+
+def test_model_pod_admits_traffic_only_on_the_sidecars_ports() -> None:
+    """Every port the example NetworkPolicy admits is one the injected sidecar listens on (its takeover port
+    and the admin port); the model server's loopback port is admitted from nowhere."""
+    (deployment,) = [d for d in by_kind("Deployment") if d["metadata"]["name"] == "vllm"]
+    spec = inject(deployment, InjectOptions())["spec"]["template"]["spec"]
+    (sidecar,) = [c for c in spec["initContainers"] if c["name"] == "warden"]
+    sidecar_ports = {p["name"] for p in sidecar["ports"]} | {p["containerPort"] for p in sidecar["ports"]}
+    model_ports = {p.get("name") for c in spec["containers"] for p in c.get("ports", [])}
+    (policy,) = [p for p in by_kind("NetworkPolicy") if p["metadata"]["namespace"] == "llm"]
+    assert policy["spec"]["policyTypes"] == ["Ingress"]
+    admitted = [port["port"] for rule in policy["spec"]["ingress"] for port in rule["ports"]]
+    assert admitted and all(port in sidecar_ports and port not in model_ports for port in admitted)
+    assert all(rule.get("ports") for rule in policy["spec"]["ingress"])  # no rule admits every port
