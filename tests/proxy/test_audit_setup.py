@@ -30,3 +30,26 @@ def test_the_origin_is_made_by_the_one_pod_origin_function(tmp_path: Path) -> No
     from_env = Origin.from_env(POD)
     assert (from_env.cluster, from_env.namespace, from_env.pod) == ("prod-eu", "llm", "vllm-0")
     assert Origin.from_env(POD, cluster="flagged").cluster == "flagged"
+
+
+def test_a_worker_writes_its_own_chain_named_in_its_origin(tmp_path: Path) -> None:
+    """`--workers N`: worker i logs to <audit_dir>/worker-<i>/ with a boot id naming it, keys shared and made
+    once beforehand (proxy/supervisor.py)."""
+    from proxy.audit_setup import prepare_keys
+    from proxy.supervisor import worker_share
+
+    config = resolve({"upstream": "http://127.0.0.1:8000", "audit_dir": str(tmp_path / "audit")}, env=POD)
+    prepare_keys(config)
+    assert sorted(p.name for p in (tmp_path / "keys").iterdir()) == [
+        "chain.key", "digest.key", "signing.pem", "signing.pub.pem"]
+    digests = []
+    for index in (0, 1):
+        log = open_audit(worker_share(config, 2, index), env=POD, worker=index)
+        assert log is not None
+        try:
+            assert log.directory == tmp_path / "audit" / f"worker-{index}"
+            assert log.origin.split("/")[3].startswith(f"w{index}-")
+            digests.append(log.digest(b"same prompt"))
+        finally:
+            log.close(10.0)
+    assert digests[0] == digests[1]  # one digest key for the pod: the same input has the same digest

@@ -85,3 +85,14 @@ def test_an_https_upstream_gets_mitmproxys_tls_addon_and_the_ca(tmp_path: Path) 
     assert any(isinstance(a, TlsConfig) for a in mitm_addons(https))
     assert mitm_options(https, tmp_path)["ssl_verify_upstream_trusted_ca"] == "/ca.pem"
     assert "ssl_verify_upstream_trusted_ca" not in mitm_options(plain, tmp_path)
+
+
+def test_workers_is_auto_or_a_count() -> None:
+    """`--workers` / WARDEN_WORKERS / `workers:`: 0 stands for auto (proxy/cpus.py decides at start)."""
+    base = {"upstream": "http://127.0.0.1:8000"}
+    assert resolve(base, env={}).workers == 0
+    assert resolve(base, env={"WARDEN_WORKERS": "auto"}).workers == 0
+    assert resolve({**base, "workers": "4"}, env={"WARDEN_WORKERS": "2"}).workers == 4
+    for bad in ("0", "-1", "65", "two"):
+        with pytest.raises(ConfigError, match="workers"):
+            resolve({**base, "workers": bad}, env={})
