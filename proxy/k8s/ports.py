@@ -103,6 +103,8 @@ def move(container: dict[str, Any], annotated: str | None, upstream: int, intern
     backend = _backend(server, annotated, where)
     flags = server or servers.BY_BACKEND[backend]
     may_append = server is not None or (not has_command and bool(line.tokens) and annotated is not None)
+    # what the report and warden.io/status call it: recognized, named by the annotation, or only its port flag
+    name = server.name if server else f"{flags.name} (warden.io/backend)" if annotated else "an unrecognized server"
     planned = servers.plan(line.tokens, start, flags, upstream, internal, where, may_append) if line.tokens else None
     if planned is not None:
         fields = _apply_tokens(container, line, planned)
@@ -111,11 +113,11 @@ def move(container: dict[str, Any], annotated: str | None, upstream: int, intern
         if planned.env:
             fields["env"] = _set_env(container, planned.env)
             how += "+env"
-        return Moved(fields, backend, flags.name, how)
+        return Moved(fields, backend, name, how)
     if flags.port_env and flags.host_env and (server is not None or annotated is not None):
         _check_env(container, flags, upstream, where)
         env = _set_env(container, {flags.port_env: str(internal), flags.host_env: LOOPBACK})
-        return Moved({"env": env}, backend, flags.name, "env")
+        return Moved({"env": env}, backend, name, "env")
     if server is None and annotated is None:
         raise NoServerError(f"{where}: no model server recognized in its command or args, and no warden.io/backend "
                             "annotation names one")

@@ -201,7 +201,7 @@ def test_vllm_port_takeover() -> None:
     assert status == {"version": "test", "container": "warden", "native": True, "modelContainer": "vllm",
                       "ports": {"listen": 8000, "upstream": 18000, "admin": 9464},
                       "adminToken": {"secret": "warden-admin-token", "key": "token"}, "rewrite": "args",
-                      "server": "vllm", "backend": "vllm"}
+                      "server": "vllm (warden.io/backend)", "backend": "vllm"}
 
 
 def test_env_fallback_and_other_containers_untouched() -> None:
