@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rules.findings import Finding
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 64
 
@@ -15,8 +20,13 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("build", help="write the ONNX graphs and tokenizer into the cache")
     b.add_argument("--force", action="store_true", help="rebuild even when a verified build exists")
     b.add_argument("--verify", action="store_true", help="recompute output hashes against the manifest")
-    t = sub.add_parser("train", help="train heads and thresholds from models/data/categories/*.yaml")
-    t.add_argument("--out", type=Path, help="where to write heads.json (default: the package's models/data)")
+    t = sub.add_parser("train", help="train heads and thresholds from models/data/categories/*.yaml, or your "
+                       "own categories from --categories DIR")
+    t.add_argument("--out", type=Path, help="where to write heads.json (default: the package's models/data; "
+                   "required with --categories)")
+    t.add_argument("--categories", type=Path, metavar="DIR",
+                   help="your own categories: DIR/*.yaml in the format of models/data/categories; writes a user "
+                        "heads file for `warden serve --heads FILE`, beside the builtin heads (models/user_heads.py)")
     t.add_argument("--target-fpr", type=float, default=None,
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
                    "models.train.TARGET_FPR)")
@@ -24,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--data", type=Path, action="append",
                    help="labeled JSONL, repeatable: the rows pool them (default: the held-out sets, "
                         "models.evaluate.HELD_OUT_SETS)")
+    e.add_argument("--heads", type=Path, metavar="FILE",
+                   help="also load your own categories' heads (`warden models train --categories DIR --out FILE`)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
     e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
     e.add_argument("--by-category", action="store_true",
@@ -62,6 +74,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.categories is not None:
+        return _train_user(args)
     from models import build, categories, runtime, semantic, train
 
     built = build.ensure(progress=build.stderr_progress)
@@ -82,6 +96,37 @@ def _train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _train_user(args: argparse.Namespace) -> int:
+    import time
+
+    from models import build, runtime, train, user_heads
+
+    if args.out is None:
+        print("warden models: train --categories DIR needs --out FILE (the package's heads are not replaced)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not args.categories.is_dir():
+        print(f"warden models: {args.categories}: not a directory of category files (*.yaml)", file=sys.stderr)
+        return EXIT_USAGE
+    t0 = time.perf_counter()
+    built = build.ensure(progress=build.stderr_progress)
+    rt = runtime.Runtime(built, threads=2)
+    user, rep = user_heads.train_user(
+        args.categories, rt, target_fpr=train.TARGET_FPR if args.target_fpr is None else args.target_fpr,
+        cache_dir=user_heads.feature_cache_dir(), progress=user_heads.stderr_progress)
+    args.out.write_text(user.to_json(), "utf-8")
+    h = user.heads
+    print(f"warden models: categories {', '.join(h.categories)} (levels {h.levels}); {rep.exemplars} exemplars "
+          f"and {rep.benign} benign texts{' (benign features cached)' if rep.benign_cached else ''}; encode "
+          f"{rep.seconds_encode:.1f} s, fit {rep.seconds_fit:.1f} s, total {time.perf_counter() - t0:.1f} s",
+          file=sys.stderr)
+    print(f"warden models: thresholds {h.thresholds}; the user gate passes {rep.positives_to_encoder:.1%} of the "
+          f"positives and {rep.benign_to_encoder:.1%} of the benign windows on to the encoder (training texts)",
+          file=sys.stderr)
+    print(args.out)
+    return EXIT_OK
+
+
 def _eval(args: argparse.Namespace) -> int:
     from models import categories, evaluate, semantic
     from rules.fusion import Fusion  # lazy: only this command needs rules' filters
@@ -95,29 +140,58 @@ def _eval(args: argparse.Namespace) -> int:
         print(f"warden models: {len(leaked)} evaluation texts are also training exemplars", file=sys.stderr)
         return EXIT_FAIL
     detector = semantic.load_default()
+    detectors = [detector]
+    if args.heads is not None:
+        from models import user_heads
+
+        user = user_heads.load_detector(args.heads, detector)
+        own = [it.text for it in items if user_heads.text_digest(it.text) in user.user.exemplar_digests]
+        if own:
+            print(f"warden models: {len(own)} evaluation texts are training exemplars of {args.heads}",
+                  file=sys.stderr)
+            return EXIT_FAIL
+        detectors.append(user)
     scanner = evaluate.scanner_detector() if args.lexical == "scanner" else None
     name, lexical = scanner if scanner else ("keyword baseline", evaluate.keyword_detector(cats))
-    fusion = Fusion(detector, clear_below=detector.clear_below if args.clear_below is None else args.clear_below)
+    fusions = [Fusion(d, clear_below=d.clear_below if args.clear_below is None else args.clear_below)
+               for d in detectors]
+
+    def fusion(text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
+        for f in fusions:
+            findings = f(text, findings)
+        return findings
+
+    def detect(text: str) -> Sequence[Finding]:
+        return [f for d in detectors for f in d.detect(text)]
 
     def judged(category: str) -> bool:
-        return detector.semantic_category(category) is not None
+        return any(d.semantic_category(category) is not None for d in detectors)
 
     for it in items[:3]:  # warm up sessions so the first row's timing is fair
-        detector.detect(it.text)
-    rows = evaluate.evaluate(items, lexical, detector.detect, fusion, judged)
-    print(f"{', '.join(map(str, paths))}: {len(items)} texts; lexical = {name}")
+        detect(it.text)
+    rows = evaluate.evaluate(items, lexical, detect, fusion, judged)
+    print(f"{', '.join(map(str, paths))}: {len(items)} texts; lexical = {name}"
+          + (f"; user heads {args.heads} ({', '.join(detectors[1].categories)})" if len(detectors) > 1 else ""))
     print(evaluate.HEADER)
     for r in rows:
         print(r.row())
     if args.errors or args.by_category:
         preds: list[bool] = []
         for it in items:
-            findings = fusion(it.text, [*lexical(it.text), *detector.detect(it.text)])
+            findings = fusion(it.text, [*lexical(it.text), *detect(it.text)])
             preds.append(any(judged(f.category) for f in findings))
         if args.by_category:
             print(evaluate.BY_GROUP_HEADER)
             for line in evaluate.by_group(items, preds):
                 print(line)
+        if len(detectors) > 1:
+            from models import user_heads
+
+            passed = [user_heads.needs_encoder(detectors[1], it.text) for it in items]
+            pos = [p for p, it in zip(passed, items, strict=True) if it.label is not None]
+            neg = [p for p, it in zip(passed, items, strict=True) if it.label is None]
+            print(f"user gate: {sum(pos)}/{len(pos)} positives and {sum(neg)}/{len(neg)} negatives reach the "
+                  "user heads' encoder stage")
         if args.errors:
             for it, pred in zip(items, preds, strict=True):
                 if pred != (it.label is not None):

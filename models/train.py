@@ -240,6 +240,32 @@ def logistic(x: F64, t: F64, l2: float | None = None) -> F64:
     return w
 
 
+def principal_basis(x: F64, rank: int | None) -> F64 | None:
+    """[D, rank] orthonormal: the top right singular vectors of `x` (None when `rank` keeps every dimension).
+    Heads fitted on `x @ basis` and lifted back (`lift`) score full-width rows the same way, and the L2 penalty
+    is unchanged (the basis is orthonormal): only the directions of least variance are left out. A Newton step
+    costs N * D^2; for user categories (`warden models train --categories`, models/user_heads.py) this cuts D
+    from 1536 to user_heads.RANK."""
+    if rank is None or rank >= min(x.shape):
+        return None
+    _, _, vt = np.linalg.svd(x, full_matrices=False)
+    basis: F64 = np.ascontiguousarray(vt[:rank].T)
+    return basis
+
+
+def lift(heads: StageHeads, basis: F64 | None) -> StageHeads:
+    """Heads fitted on `x @ basis` as heads over `x`."""
+    if basis is None:
+        return heads
+
+    def up(w: F64) -> F64:
+        out: F64 = np.concatenate([basis @ w[:-1], w[-1:]])
+        return out
+
+    return StageHeads(up(heads.intent), np.stack([up(t) for t in heads.topics]),
+                      np.stack([up(t) for t in heads.intents]))
+
+
 def fit_stage(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int) -> StageHeads:
     """labels/topics: category index + 1, 0 for none."""
     y = np.asarray(labels)
@@ -331,12 +357,13 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
           encoder_raw: F64, *, vocab_size: int, early_raw: F64 | None = None, build_key: str,
           target_fpr: float = TARGET_FPR, first_stage_recall: float = 0.98,
           hard_negative_share: float | None = HARD_NEGATIVE_SHARE,
-          groups: Sequence[int] | None = None) -> Heads:
+          groups: Sequence[int] | None = None, rank: int | None = None) -> Heads:
     """The gate and heads from feature rows: `ids[i]` row i's content piece ids (the gate's input),
     `encoder_raw[i]` its encoder features. `groups[i]`: the exemplar row i belongs to, ascending from 0 (a negative
     exemplar longer than one window gives one row per window, as the detector will judge it; positives one
     row, since which window holds the intent is unknown); `examples[i]` is that exemplar. Thresholds and
-    bounds are placed on exemplars, each scored by its highest row."""
+    bounds are placed on exemplars, each scored by its highest row. `rank`: fit the heads on that many principal
+    directions of the features (`principal_basis`), for speed; None fits them on every dimension."""
     g = np.arange(len(examples)) if groups is None else np.asarray(groups, dtype=np.int64)
     first_rows = np.unique(g, return_index=True)[1]
     if len(first_rows) != int(g.max()) + 1 or not (np.diff(g) >= 0).all():
@@ -352,7 +379,9 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
     pos = np.asarray(labels) > 0
     keywords = [kw.lower() for c in categories for lang in LANGS for kw in c.keywords[lang]]
     has_kw = np.array([any(kw in e.text.lower() for kw in keywords) for e in examples], dtype=bool)
-    cv_rows = cross_val_scores(encoder_x, labels, topics, len(names), groups=g)
+    encoder_basis = principal_basis(encoder_x, rank)
+    encoder_fit = encoder_x if encoder_basis is None else encoder_x @ encoder_basis
+    cv_rows = cross_val_scores(encoder_fit, labels, topics, len(names), groups=g)
     cv_gate = gate.cross_val_scores(ids, list(pos), list(folds_of(len(g), g)), vocab_size)
     # per exemplar from here on (t_*): a negative is scored by its highest row; positives have one row
     cv_enc = per_text(cv_rows, g)
@@ -376,8 +405,10 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
     if early_raw is not None:
         early_features = FeatureMap.fit(early_raw, [early_raw.shape[1]])
         early_x = early_features.apply(early_raw)
-        cv_early = cross_val_scores(early_x, labels, topics, len(names), groups=g)
-        early = fit_stage(early_x, labels, topics, len(names))
+        early_basis = principal_basis(early_x, rank)
+        early_fit = early_x if early_basis is None else early_x @ early_basis
+        cv_early = cross_val_scores(early_fit, labels, topics, len(names), groups=g)
+        early = lift(fit_stage(early_fit, labels, topics, len(names)), early_basis)
         early_exit = {}
         for lang in LANGS:
             m = langs == lang
@@ -391,7 +422,7 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
     return Heads(
         categories=tuple(names), levels={c.name: c.level for c in categories}, build_key=build_key,
         gate=gate.fit(ids, list(pos), passes, vocab_size),
-        encoder=fit_stage(encoder_x, labels, topics, len(names)), features=features,
+        encoder=lift(fit_stage(encoder_fit, labels, topics, len(names)), encoder_basis), features=features,
         thresholds=thresholds, target_fpr=target_fpr, clear_below=clear_below,
         early=early, early_features=early_features, early_exit=early_exit, hard_negative_share=hard_negative_share,
     )

@@ -1,0 +1,348 @@
+"""Your own categories: heads trained from a user's category files, served beside the builtin heads.
+
+`warden models train --categories DIR --out FILE` reads DIR/*.yaml (the format of models/data/categories,
+models/categories.py) and trains, over the frozen encoder of the current build, a complete set of heads for
+those categories alone: a first-stage gate, the second stage's heads and thresholds, the early exit (the
+`train.train` recipe), with the package's plain benign texts (models/data/benign.yaml) as every category's
+plain negatives. FILE is heads JSON (train.Heads) with a `user` section: the format marker, the categories'
+lexical categories and source files, and SHA-256 digests of the training texts (`warden models eval --heads`
+refuses to score its own exemplars).
+
+Served (`warden serve --heads FILE`), the user heads run as a second SemanticDetector sharing the builtin
+detector's runtime: categories are added, never replaced. A user category named like a builtin semantic
+category is refused, both when training and when loading, since two heads answering for one name would make
+neither's threshold mean anything; a builtin category's action is changed in rule files instead.
+
+Why a gate of their own: the builtin gate was fitted to pass the builtin categories' texts and clears the rest
+before any encoder runs; a user category's positives ("should I double my metformin dose") look benign to it,
+so the builtin gate would decide them at stage 1. The user gate (same recipe, fitted on the user positives
+against the user hard negatives and the benign texts, its bound at 98% cross-validated recall) passes them.
+
+Training is fast because the encoder is frozen: the benign texts' features are computed once per build and
+cached beside it (`<model cache>/features/`), and the heads are fitted on the features' top RANK principal
+directions (train.principal_basis). Deterministic: no randomness anywhere (Newton's method, fixed folds).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from models import build, gate, runtime, semantic, train
+from models.categories import LANGS, Category, data_dir, exemplars, load_benign, load_categories
+from models.errors import ModelsError
+from models.gate import Gate
+from models.runtime import Runtime
+from models.train import Heads
+
+FORMAT = "warden-user-heads/1"
+FIRST_STAGE_RECALL = 0.98  # the builtin gate's (train.train)
+# Principal directions the heads are fitted on (of runtime.FEATURES = 1536; train.principal_basis). On the two
+# test categories (tests/data/user_categories, 140 exemplars and the 2,304 benign texts), fitting took 600 s on
+# every dimension, 59 s at 256, 25 s at 128, 15 s at 64 (a loaded two-core box), with the same verdicts on
+# tests/data/user_categories_eval.jsonl (37 of 38 at every rank).
+RANK = 128
+FEATURE_CACHE_VERSION = "1"
+Progress = Callable[[str], None]
+
+
+class UserHeadsError(ModelsError):
+    """A user heads file cannot be used; the message names the file."""
+
+    def __init__(self, path: Path | str, message: str) -> None:
+        self.path = str(path)
+        super().__init__(f"{path}: {message}")
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class UserHeads:
+    heads: Heads
+    lexical: Mapping[str, tuple[str, ...]]  # category -> the word-list categories it judges (fusion)
+    sources: Mapping[str, str]  # category -> the file it came from (its name)
+    exemplar_digests: frozenset[str]  # text_digest of every training text (positives, hard negatives, benign)
+    sha256: str = ""  # of the file it was loaded from
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        return self.heads.categories
+
+    def to_json(self) -> str:
+        obj = json.loads(self.heads.to_json())
+        obj["user"] = {"format": FORMAT, "lexical_categories": {k: list(v) for k, v in self.lexical.items()},
+                       "sources": dict(self.sources), "exemplars": sorted(self.exemplar_digests)}
+        return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
+
+    def category_values(self) -> list[Category]:
+        """The categories as SemanticDetector takes them (for the lexical map: exemplars are not kept)."""
+        empty = {lang: () for lang in LANGS}
+        return [Category(c, self.heads.levels[c], "", self.lexical.get(c, (c,)), empty, empty, empty,
+                         self.sources.get(c, "")) for c in self.categories]
+
+
+# -- training ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TrainReport:
+    categories: tuple[str, ...]
+    exemplars: int  # user exemplars (positives and hard negatives)
+    benign: int  # plain benign exemplars
+    benign_cached: bool  # their features came from the cache
+    seconds_encode: float
+    seconds_fit: float
+    positives_to_encoder: float  # share of the user positives (whole texts) the user gate passes on
+    benign_to_encoder: float  # share of the benign exemplars' windows it passes on
+
+
+def builtin_names() -> set[str]:
+    """The builtin semantic categories: the package's category files and the shipped heads."""
+    # the `category:` line of each file: parsing the builtin files whole (thousands of exemplars) took seconds
+    names = {m.group(1) for p in sorted((data_dir() / "categories").glob("*.yaml"))
+             for m in [re.search(r"^category:\s*['\"]?(\w+)", p.read_text("utf-8"), re.MULTILINE)] if m}
+    path = semantic.heads_path()
+    if path.is_file():
+        names.update(json.loads(path.read_text("utf-8")).get("categories", []))
+    return names
+
+
+def _atomic_save(path: Path, array: npt.NDArray[np.float32]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.save(f, array)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def encode_cached(rt: Runtime, ids: Sequence[Sequence[int]], *, cache_dir: Path | None) -> tuple[
+        npt.NDArray[np.float32], bool]:
+    """Encoder features of `ids`, from `cache_dir` when the same rows were encoded by the same build."""
+    if cache_dir is None:
+        return rt.encode_ids(ids), False
+    key = hashlib.sha256(json.dumps([FEATURE_CACHE_VERSION, rt.built.directory.name, [list(r) for r in ids]])
+                         .encode()).hexdigest()[:24]
+    path = cache_dir / f"{key}.npy"
+    if path.is_file():
+        try:
+            cached = np.load(path, allow_pickle=False)
+            if cached.shape == (len(ids), runtime.FEATURES):
+                return cached.astype(np.float32), True
+        except (OSError, ValueError):
+            pass  # a torn or foreign file: encode again and replace it
+    out = rt.encode_ids(ids)
+    _atomic_save(path, out)
+    return out, False
+
+
+def feature_cache_dir() -> Path:
+    return build.cache_root() / "features"
+
+
+def train_user(directory: Path, rt: Runtime, *, target_fpr: float = train.TARGET_FPR,
+               reserved: set[str] | None = None, cache_dir: Path | None = None,
+               progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
+    """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in
+    `reserved`, by default the builtin categories)."""
+    cats = load_categories(directory)
+    reserved = builtin_names() if reserved is None else reserved
+    for c in cats:
+        if c.name in reserved:
+            raise UserHeadsError(c.source, f"category {c.name!r} is a builtin category: user categories add to "
+                                 "the builtin ones and may not replace them; pick another name (a builtin "
+                                 "category's action is set in rule files)")
+    benign = load_benign()
+    examples = exemplars(cats, benign)
+    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples)
+    is_benign = np.array([e.topic is None for e in rows])
+    n_user = int((~is_benign).sum())  # exemplars() puts the benign texts last
+    if progress:
+        progress(f"encoding {n_user} rows of {len(cats)} categories (benign rows: {len(rows) - n_user})")
+    t0 = time.perf_counter()
+    user_x = rt.encode_ids(ids[:n_user])
+    benign_x, cached = encode_cached(rt, ids[n_user:], cache_dir=cache_dir)
+    encoder = np.vstack([user_x, benign_x]).astype(np.float64)
+    t1 = time.perf_counter()
+    heads = train.train(cats, rows, ids, encoder, vocab_size=rt.tokenizer.vocab_size,
+                        early_raw=encoder[:, runtime.EARLY_COLUMNS], build_key=rt.built.directory.name,
+                        groups=groups, target_fpr=target_fpr, rank=RANK)
+    user_gate = fit_gate(ids, [e.label is not None for e in rows], [e.lang for e in rows],
+                         list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64))), rt.tokenizer.vocab_size)
+    heads = dataclasses.replace(heads, gate=user_gate)
+    t2 = time.perf_counter()
+    first = heads.gate
+    pos = [i for i, e in enumerate(rows) if e.label is not None]
+    ben = np.flatnonzero(is_benign)
+    report = TrainReport(
+        categories=heads.categories, exemplars=sum(1 for e in examples if e.topic is not None),
+        benign=sum(1 for e in examples if e.topic is None), benign_cached=cached,
+        seconds_encode=t1 - t0, seconds_fit=t2 - t1,
+        positives_to_encoder=_share([first.needs_encoder(ids[i], rows[i].lang) for i in pos]),
+        benign_to_encoder=_share([first.needs_encoder(ids[i], rows[i].lang) for i in ben]),
+    )
+    user = UserHeads(heads, {c.name: c.lexical_categories for c in cats},
+                     {c.name: Path(c.source).name for c in cats}, frozenset(text_digest(e.text) for e in examples))
+    return user, report
+
+
+def fit_gate(ids: Sequence[Sequence[int]], positive: Sequence[bool], langs: Sequence[str], folds: Sequence[int],
+             vocab_size: int, *, recall: float = FIRST_STAGE_RECALL, alpha: float = gate.ALPHA) -> Gate:
+    """The user gate: models/gate.py's naive-Bayes ratios with each class smoothed in proportion to its size
+    (positives by `alpha`), its bound per language at `recall` of the cross-validated positives.
+
+    With the gate's own smoothing (the same `alpha` for both classes) a few dozen positives against
+    thousands of benign rows make every rare gram look harmful: a gram seen once, among the negatives only,
+    scored log((0+a)/n_pos) - log((1+a)/n_neg) = +2.5 with 80 positives and 2,856 negatives, and the user gate
+    passed 99% of the benign texts on to the encoder. Smoothed in proportion, a gram neither class has seen
+    scores 0 whatever the class sizes, one seen only among the negatives scores below 0."""
+    flat = gate._Rows.of(ids, vocab_size)  # the gate's own row layout
+    pos = np.asarray(positive, dtype=bool)
+    fold = np.asarray(folds, dtype=np.int64)
+    lang = np.asarray(langs)
+    cv = np.zeros(len(ids))
+    for k in np.unique(fold):
+        held = fold == k
+        grams, ratios = _balanced_ratios(flat, pos, ~held, alpha)
+        cv[held] = gate._scores(flat, grams, ratios, held)[held]
+    passes = {g: train.threshold_for_recall(cv[pos & (lang == g)], recall) for g in LANGS}
+    grams, ratios = _balanced_ratios(flat, pos, np.ones(len(ids), dtype=bool), alpha)
+    return Gate(vocab_size, grams, ratios, passes)
+
+
+def _balanced_ratios(rows: gate._Rows, positive: npt.NDArray[np.bool_], use: npt.NDArray[np.bool_],
+                     alpha: float) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    take = use[rows.row]
+    grams, inverse = np.unique(rows.keys[take], return_inverse=True)
+    pos_row = positive[rows.row[take]]
+    n_pos, n_neg = int((positive & use).sum()), int((~positive & use).sum())
+    a_pos, a_neg = alpha, alpha * n_neg / max(1, n_pos)
+    in_pos = np.bincount(inverse, weights=pos_row.astype(np.float64), minlength=len(grams))
+    in_neg = np.bincount(inverse, weights=(~pos_row).astype(np.float64), minlength=len(grams))
+    ratios: npt.NDArray[np.float64] = (np.log((in_pos + a_pos) / (n_pos + 2 * a_pos))
+                                       - np.log((in_neg + a_neg) / (n_neg + 2 * a_neg)))
+    return grams.astype(np.int64), ratios
+
+
+def _share(flags: Sequence[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0
+
+
+# -- loading -------------------------------------------------------------------------------------------------
+
+def _need(path: Path, ok: bool, message: str) -> None:
+    if not ok:
+        raise UserHeadsError(path, message)
+
+
+def load(path: Path, rt: Runtime | None = None, *, reserved: Collection[str] = ()) -> UserHeads:
+    """Read and validate a user heads file: its format, shapes, and (with `rt`) that it was trained for this
+    build's encoder and tokenizer; `reserved`: names it may not use (the builtin detector's categories)."""
+    try:
+        data = path.read_bytes()
+        obj = json.loads(data)
+    except (OSError, ValueError) as exc:
+        raise UserHeadsError(path, f"cannot read a heads file: {exc}") from None
+    _need(path, isinstance(obj, dict), "expected a JSON object (a file written by `warden models train "
+          "--categories DIR --out FILE`)")
+    user = obj.get("user")
+    _need(path, isinstance(user, dict) and user.get("format") == FORMAT,
+          f"not a user heads file (no user.format {FORMAT!r}): write one with `warden models train --categories "
+          "DIR --out FILE`; the package's own heads.json is loaded without --heads")
+    _need(path, obj.get("version") == train.HEADS_VERSION,
+          f"heads version {obj.get('version')!r}, this Warden reads {train.HEADS_VERSION}: retrain with "
+          "`warden models train --categories DIR --out FILE`")
+    cats = obj.get("categories")
+    _need(path, isinstance(cats, list) and bool(cats) and all(isinstance(c, str) and c.isidentifier() for c in cats)
+          and len(set(cats)) == len(cats), "categories: expected a non-empty list of distinct identifiers")
+    levels = obj.get("levels")
+    _need(path, isinstance(levels, dict) and set(levels) == set(cats) and all(v in (1, 2, 3) for v in levels.values()),
+          "levels: expected a level 1, 2 or 3 for every category")
+    try:
+        heads = Heads.load(path)
+        width = sum(heads.features.widths)
+        shapes_ok = (heads.encoder.intent.shape == (width + 1,)
+                     and heads.encoder.topics.shape == (len(cats), width + 1)
+                     and heads.encoder.intents.shape == (len(cats), width + 1)
+                     and set(heads.thresholds) == set(LANGS) and set(heads.gate.passes) == set(LANGS)
+                     and len(heads.gate.grams) == len(heads.gate.ratios))
+        if heads.early is not None:
+            assert heads.early_features is not None and heads.early_exit is not None
+            ew = sum(heads.early_features.widths)
+            shapes_ok = (shapes_ok and heads.early.topics.shape == (len(cats), ew + 1)
+                         and set(heads.early_exit) == set(LANGS))
+    except (KeyError, TypeError, ValueError, AssertionError, ModelsError) as exc:
+        raise UserHeadsError(path, f"malformed heads ({type(exc).__name__}: {exc})") from None
+    _need(path, shapes_ok, "malformed heads: weights do not match the categories or the feature widths")
+    taken = sorted(set(cats) & set(reserved))
+    _need(path, not taken, f"categories {taken} are builtin categories: user categories add to the builtin ones "
+          "and may not replace them (rename them and retrain)")
+    if rt is not None:
+        _need(path, heads.build_key == rt.built.directory.name,
+              f"trained for encoder build {heads.build_key}, the built encoder is {rt.built.directory.name}: "
+              "retrain with `warden models train --categories DIR --out FILE`")
+        _need(path, heads.gate.vocab_size == rt.tokenizer.vocab_size and width == runtime.FEATURES,
+              "trained for another tokenizer or encoder width: retrain it")
+    lexical = user.get("lexical_categories", {})
+    sources = user.get("sources", {})
+    digests = user.get("exemplars", [])
+    _need(path, isinstance(lexical, dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
+                                                  for v in lexical.values()), "user.lexical_categories: malformed")
+    _need(path, isinstance(sources, dict) and isinstance(digests, list), "user: malformed sources or exemplars")
+    return UserHeads(heads, {str(k): tuple(v) for k, v in lexical.items()},
+                     {str(k): str(v) for k, v in sources.items()}, frozenset(str(d) for d in digests),
+                     hashlib.sha256(data).hexdigest())
+
+
+class UserSemanticDetector(semantic.SemanticDetector):
+    """The semantic detector over a user's heads. `default_levels`: the category files' levels, the policy of
+    a category no rule file gives one (rules.scanner reads it)."""
+
+    def __init__(self, rt: Runtime, user: UserHeads, path: Path) -> None:
+        super().__init__(rt, user.heads, user.category_values())
+        self.user = user
+        self.path = path
+        self.default_levels: Mapping[str, int] = dict(user.heads.levels)
+
+    @property
+    def name(self) -> str:
+        # in the scanner's policy version: another heads file is another policy
+        return f"semantic-user-{self.user.sha256[:16]}"
+
+
+def load_detector(path: Path, builtin: semantic.SemanticDetector) -> UserSemanticDetector:
+    """The user heads at `path` as a detector sharing the builtin detector's runtime."""
+    rt: Runtime = builtin._rt  # one runtime (sessions, tokenizer) per process
+    user = load(path, rt, reserved=set(builtin.categories))
+    return UserSemanticDetector(rt, user, path)
+
+
+def stderr_progress(message: str) -> None:
+    print(f"warden models: {message}", file=sys.stderr, flush=True)
+
+
+def needs_encoder(detector: semantic.SemanticDetector, text: str) -> bool:
+    """Whether any window of `text` passes `detector`'s first stage (the share `warden models eval --heads`
+    reports for the user gate)."""
+    first = detector.heads.gate
+    return any(first.needs_encoder(r.window.ids, r.window.lang, score=r.first) for r in detector.first_stage(text))
+
+
+__all__ = ["FORMAT", "TrainReport", "UserHeads", "UserHeadsError", "UserSemanticDetector", "load",
+           "load_detector", "train_user"]
