@@ -23,7 +23,7 @@ from audit.fleet import Trust, discover_directory, discover_s3, verify_fleet
 from audit.log import AuditConfig, AuditLog, Origin
 from audit.stores import S3Store
 from tests.audit.conftest import abandon, exchange, writable
-from tests.audit.test_aws import moto_url  # noqa: F401 - the session's moto server, shared
+from tests.audit.test_aws import _write_log, aws, moto_url  # noqa: F401 - the session's moto server, shared
 
 HOUR = 3600.0
 
@@ -300,3 +300,16 @@ def test_a_directory_that_cannot_be_listed_makes_the_fleet_inconclusive(fleet_di
     hidden = dataclasses.replace(found, unreadable=("c9: Permission denied",))
     report = verify_fleet(hidden, trust)
     assert report.status == "inconclusive" and report.to_json()["unreadable"] == ["c9: Permission denied"]
+
+
+@pytest.mark.slow
+def test_kms_signed_fleet_each_worker_fetches_the_keys(tmp_path: Path, aws: dict[str, Any],  # noqa: F811
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    for pod in ("pod-0", "pod-1", "pod-2"):
+        _write_log(tmp_path / pod, aws, f"fleet/{pod}")
+    code, out = run(capsys, f"s3://{aws['bucket']}/fleet", "--kms-key-id", aws["sign_key"], "--kms-decrypt",
+                    "--endpoint-url", aws["url"], "--jobs", "2")
+    assert code == 0, out
+    assert [(log["name"], log["status"]) for log in out["logs"]] == [
+        ("pod-0", "valid"), ("pod-1", "valid"), ("pod-2", "valid")]
+    assert all(log["report"]["macs_checked"] == log["report"]["records"] == 42 for log in out["logs"])
