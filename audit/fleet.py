@@ -14,15 +14,16 @@ Discovery walks the hierarchy one level at a time (S3: ListObjectVersions with D
 descends into `segments/` or `checkpoints/`, so it costs one listing per directory, not per object. Logs may
 nest; every object belongs to the deepest log root above it, and each log is verified exactly as
 `warden audit verify ROOT` would verify it alone. Objects under the target that belong to no log are
-reported as stray (a warning: a fleet prefix may hold other things), never verified.
+reported as stray (a warning: a fleet prefix may hold other things), never verified; a directory that cannot
+be listed makes the fleet inconclusive (a log may be there).
 
 Freshness. With `max_age`, a log whose newest checkpoint is older than the bound (or whose unanchored records
 waited longer) is STALE: the pod stopped anchoring. A log whose newest checkpoint seals the writer's shutdown
 record, with nothing after it, ended cleanly (a pod scaled down) and is never stale.
 
-Parallelism. Verifying is CPU-bound pure Python (a SHA-256 and an HMAC per record, in pieces too small for
-hashlib to release the GIL), so logs run in worker processes by default; threads only overlap I/O (slow S3)
-and are kept for that and for tests. `bench/audit_fleet.py` measures both against one at a time.
+Parallelism. Verifying is CPU-bound pure Python (a SHA-256 and an HMAC per record, over lines far below the
+2 KiB from which hashlib releases the GIL), so the CLI runs logs in worker processes; threads (a library
+option) can only overlap I/O such as slow S3 reads. `bench/audit_fleet.py` times both against one at a time.
 """
 
 from __future__ import annotations
