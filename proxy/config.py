@@ -74,6 +74,7 @@ class WardenConfig:
     # -- guard (rules) --
     guard: bool = True  # false: pass-through, nothing inspected (recorded as `skipped`, never as `pass`)
     semantic: bool = True  # the ONNX semantic stage on prompts (built on first use)
+    heads: str | None = None  # your own categories' heads (`warden models train --categories DIR --out FILE`)
     rules: tuple[str, ...] = ()  # rule files on top of the builtin packs
     request_pii: str = "mask"  # mask | pseudonymize | block: what PII rules do to prompts
     block_status: int = 400  # status of a policy block
@@ -271,6 +272,8 @@ def from_file(path: Path) -> dict[str, object]:
     # Schema files named in the file are found next to it, wherever warden is started from.
     if isinstance(values.get("schema"), str):
         values["schema"] = str(path.parent / str(values["schema"]))
+    if isinstance(values.get("heads"), str):
+        values["heads"] = str(path.parent / str(values["heads"]))
     if isinstance(values.get("schemas"), dict):
         values["schemas"] = {glob: str(path.parent / str(file)) for glob, file in values["schemas"].items()}
     return values
@@ -310,6 +313,9 @@ def resolve(
                           f"got {merged['schema_reask']}")
     if merged.get("schema_inject", "auto") not in ("auto", "off"):
         raise ConfigError(f"schema_inject must be auto or off, got {merged['schema_inject']!r}")
+    if merged.get("heads") and merged.get("semantic") is False:
+        raise ConfigError("heads (your own categories) need the semantic stage, which is off (semantic: false, "
+                          "--no-semantic)")
     if bool(merged.get("tls_cert")) != bool(merged.get("tls_key")):
         raise ConfigError("tls_cert and tls_key go together")
     merged["upstream"] = upstream.rstrip("/")

@@ -4,16 +4,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from rules.findings import Detector, FindingFilter
 from rules.fusion import Fusion
 
 
-def load_detectors(*, build_if_missing: bool = True) -> list[Detector]:
-    """The semantic detector (building the model on first use, which says so on stderr)."""
+def load_detectors(*, build_if_missing: bool = True, heads: str | Path | None = None) -> list[Detector]:
+    """The semantic detector (building the model on first use, which says so on stderr), and with `heads` a
+    user heads file's detector beside it (models/user_heads.py: validated, ModelsError naming the file)."""
     from models.semantic import load_default  # onnxruntime and numpy load only when the stage is on
 
-    return [load_default(build_if_missing=build_if_missing)]
+    builtin = load_default(build_if_missing=build_if_missing)
+    if heads is None:
+        return [builtin]
+    from models.user_heads import load_detector
+
+    return [builtin, load_detector(Path(heads), builtin)]
 
 
 def fusion_filters(detectors: Sequence[Detector]) -> list[FindingFilter]:

@@ -96,3 +96,15 @@ def test_workers_is_auto_or_a_count() -> None:
     for bad in ("0", "-1", "65", "two"):
         with pytest.raises(ConfigError, match="workers"):
             resolve({**base, "workers": bad}, env={})
+
+
+def test_user_heads_from_a_flag_the_environment_or_the_file(tmp_path: Path) -> None:
+    up = {"upstream": "http://m:1"}
+    assert resolve(up, env={}).heads is None
+    assert resolve({**up, "heads": "/a.json"}, env={"WARDEN_HEADS": "/b.json"}).heads == "/a.json"
+    assert resolve(up, env={"WARDEN_HEADS": "/b.json"}).heads == "/b.json"
+    cfg = tmp_path / "warden.yaml"
+    cfg.write_text("heads: mine.json\n")
+    assert resolve(up, env={}, config_file=cfg).heads == str(tmp_path / "mine.json")  # next to the file
+    with pytest.raises(ConfigError, match="need the semantic stage"):
+        resolve({**up, "heads": "/a.json", "semantic": False}, env={})
