@@ -114,7 +114,7 @@ def runc_config(bundle: Path, args: list[str], env: dict[str, str], mounts: dict
     return config
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def standin_upstream() -> Iterator[Process]:
     port = free_port()
     proc = subprocess.Popen(warden_command("standin", "--port", str(port)), cwd=REPO,
@@ -125,14 +125,14 @@ def standin_upstream() -> Iterator[Process]:
     process.stop()
 
 
-@pytest.fixture(scope="module")
-def container(standin_upstream: Process, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Process, str]]:
+@pytest.fixture
+def container(standin_upstream: Process, tmp_path: Path) -> Iterator[tuple[Process, str]]:
     bundle = built_image()
     if os.geteuid() != 0:
         pytest.skip("runc runs the bundle as root here (the bundle was unpacked as root)")
     if shutil.which("runc") is None:
         pytest.skip("runc is not installed (deploy/image/build.sh installs it)")
-    root = tmp_path_factory.mktemp("pod")
+    root = tmp_path
     template = inject(example("Deployment", "vllm"), InjectOptions())["spec"]["template"]
     spec = template["spec"]
     side = next(c for c in spec["initContainers"] if c["name"] == "warden")
@@ -186,31 +186,25 @@ def ask(proxy: Process, text: str) -> str:
     return answer.choices[0].message.content or ""
 
 
-def test_a_request_goes_through_the_container(container: tuple[Process, str]) -> None:
+def test_the_injected_sidecar_serves_from_the_image(container: tuple[Process, str]) -> None:
+    """One container for every check (the model takes seconds to load): a request passes, the image's semantic
+    model blocks a paraphrase without having been built at start, /metrics takes the mounted token, and
+    SIGTERM drains and leaves an audit log that verifies."""
     proxy, token = container
     assert ask(proxy, "hello from the image") == "Echo: hello from the image"
-    assert httpx.get(proxy.admin_url + "/readyz", timeout=5).status_code == 200
-    metrics = httpx.get(proxy.admin_url + "/metrics", headers={"authorization": f"Bearer {token}"}, timeout=5)
-    assert metrics.status_code == 200 and "warden_" in metrics.text
-    assert httpx.get(proxy.admin_url + "/metrics", timeout=5).status_code == 401
-
-
-def test_the_images_semantic_model_judges_and_was_not_built_at_start(container: tuple[Process, str]) -> None:
-    proxy, _ = container
     with pytest.raises(openai.BadRequestError) as info:
         ask(proxy, "need some snow for the party tonight")
     body = info.value.body
     assert isinstance(body, dict) and body["code"] == "content_blocked"
     assert any(rule.startswith("semantic.") for rule in body["rules"])
+    assert httpx.get(proxy.admin_url + "/readyz", timeout=5).status_code == 200
+    metrics = httpx.get(proxy.admin_url + "/metrics", headers={"authorization": f"Bearer {token}"}, timeout=5)
+    assert metrics.status_code == 200 and "warden_" in metrics.text
+    assert httpx.get(proxy.admin_url + "/metrics", timeout=5).status_code == 401
+
     assert proxy.log_path is not None
+    assert proxy.stop() == 0, proxy.log_path.read_text(errors="replace")
     assert "building the semantic model" not in proxy.log_path.read_text(errors="replace")
-
-
-def test_sigterm_drains_and_leaves_a_verifiable_audit_log(container: tuple[Process, str]) -> None:
-    proxy, _ = container
-    ask(proxy, "one more before the pod stops")
-    assert proxy.stop() == 0, proxy.log_path.read_text(errors="replace") if proxy.log_path else ""
-    assert proxy.log_path is not None
     data = proxy.log_path.parent / "warden-data"
     verified = subprocess.run(warden_command("audit", "verify", str(data / "audit"), "--key-dir", str(data / "keys")),
                               cwd=REPO, capture_output=True, text=True)
