@@ -126,12 +126,13 @@ def standin_upstream() -> Iterator[Process]:
 
 
 @pytest.fixture
-def container(standin_upstream: Process, tmp_path: Path) -> Iterator[tuple[Process, str]]:
+def container(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Process, str]]:
     bundle = built_image()
     if os.geteuid() != 0:
         pytest.skip("runc runs the bundle as root here (the bundle was unpacked as root)")
     if shutil.which("runc") is None:
         pytest.skip("runc is not installed (deploy/image/build.sh installs it)")
+    standin_upstream: Process = request.getfixturevalue("standin_upstream")  # only once the image is there
     root = tmp_path
     template = inject(example("Deployment", "vllm"), InjectOptions())["spec"]["template"]
     spec = template["spec"]
