@@ -114,11 +114,15 @@ def table(title: str, times: dict[str, list[tuple[float, float]]], logs: int, re
     load = os.getloadavg()[0]
     print(f"\n{title}: {logs} logs x {records:,} records, {jobs} workers, {os.cpu_count()} CPUs, "
           f"load average {load:.1f}, median of {len(times[next(iter(times))])} rounds")
-    print(f"{'mode':<20}{'wall s':>9}{'CPU s':>8}{'records/s':>12}{'speed-up':>10}")
+    best = min(wall for wall, _cpu in times["one at a time"])
+    print(f"{'mode':<20}{'wall s':>9}{'CPU s':>8}{'records/s':>12}{'speed-up':>10}{'best wall s':>13}"
+          f"{'best speed-up':>15}")
     for mode, values in times.items():
         wall = statistics.median(w for w, _c in values)
         cpu = statistics.median(c for _w, c in values)
-        print(f"{mode:<20}{wall:>9.2f}{cpu:>8.2f}{logs * records / wall:>12,.0f}{base / wall:>9.2f}x")
+        low = min(w for w, _c in values)  # the least disturbed round, on a shared machine
+        print(f"{mode:<20}{wall:>9.2f}{cpu:>8.2f}{logs * records / wall:>12,.0f}{base / wall:>9.2f}x"
+              f"{low:>13.2f}{best / low:>14.2f}x")
 
 
 def main() -> None:
@@ -135,7 +139,8 @@ def main() -> None:
     try:
         started = time.perf_counter()
         fleet, keys = write_fleet(root, args.logs, args.records)
-        print(f"wrote {args.logs} logs of {args.records:,} records in {time.perf_counter() - started:.1f} s")
+        print(f"{args.logs} logs of {args.records:,} records ready in {time.perf_counter() - started:.1f} s "
+              f"(in {fleet})")
         trust = Trust(public_keys=((keys / "signing.pub.pem").read_bytes(),), key_files=(str(keys / "chain.key"),))
         table("directory", measure(discover_directory(fleet), trust, args.jobs, args.rounds), args.logs,
               args.records, args.jobs)
