@@ -29,7 +29,7 @@ def _parser() -> argparse.ArgumentParser:
                         "heads file for `warden serve --heads FILE`, beside the builtin heads (models/user_heads.py)")
     t.add_argument("--target-fpr", type=float, default=None,
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
-                   "models.train.TARGET_FPR)")
+                   "models.train.TARGET_FPR; with --categories 0.02, models.user_heads.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
     e.add_argument("--data", type=Path, action="append",
                    help="labeled JSONL, repeatable: the rows pool them (default: the held-out sets, "
@@ -99,7 +99,7 @@ def _train(args: argparse.Namespace) -> int:
 def _train_user(args: argparse.Namespace) -> int:
     import time
 
-    from models import build, runtime, train, user_heads
+    from models import build, runtime, user_heads
 
     if args.out is None:
         print("warden models: train --categories DIR needs --out FILE (the package's heads are not replaced)",
@@ -112,7 +112,7 @@ def _train_user(args: argparse.Namespace) -> int:
     built = build.ensure(progress=build.stderr_progress)
     rt = runtime.Runtime(built, threads=2)
     user, rep = user_heads.train_user(
-        args.categories, rt, target_fpr=train.TARGET_FPR if args.target_fpr is None else args.target_fpr,
+        args.categories, rt, target_fpr=user_heads.TARGET_FPR if args.target_fpr is None else args.target_fpr,
         cache_dir=user_heads.feature_cache_dir(), progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads

@@ -48,6 +48,12 @@ from models.runtime import Runtime
 from models.train import Heads
 
 FORMAT = "warden-user-heads/1"
+# The false-positive target of the user heads' thresholds (train.TARGET_FPR, 0.04, is the builtin heads'). With
+# few positives, the plain benign texts score far below them and 0.04 put the raw thresholds at 0.020 / 0.009
+# (zh / en): on the two test categories, two of 20 held-out positives then fired both categories, and 28 of
+# 1,120 builtin exemplars (drugs, weapons, ...) fired one; at 0.02 (0.044 / 0.175): none and 15, one
+# medical positive fewer (19 of 20 found; tests/data/user_categories_eval.jsonl). 0.01 changed little more.
+TARGET_FPR = 0.02
 FIRST_STAGE_RECALL = 0.98  # the builtin gate's (train.train)
 # Principal directions the heads are fitted on (of runtime.FEATURES = 1536; train.principal_basis). On the two
 # test categories (tests/data/user_categories, 140 exemplars and the 2,304 benign texts), fitting took 600 s on
@@ -156,7 +162,7 @@ def feature_cache_dir() -> Path:
     return build.cache_root() / "features"
 
 
-def train_user(directory: Path, rt: Runtime, *, target_fpr: float = train.TARGET_FPR,
+def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR,
                reserved: set[str] | None = None, cache_dir: Path | None = None,
                progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
     """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in

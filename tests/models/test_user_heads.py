@@ -1,0 +1,138 @@
+"""Your own categories (models/user_heads.py): trained from a directory of category files, deterministic, served
+beside the builtin heads, refused with the file named when they cannot be used."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from models import cli, runtime, semantic, user_heads
+from models.errors import CategoryFileError
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+CATEGORIES = DATA / "user_categories"
+EVAL = DATA / "user_categories_eval.jsonl"
+
+pytestmark = pytest.mark.timeout(900)  # encodes the benign texts once per build (cached), then ~15 s of CPU
+
+
+@pytest.fixture(scope="module")
+def trained(rt: runtime.Runtime, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, user_heads.TrainReport]:
+    user, report = user_heads.train_user(CATEGORIES, rt, cache_dir=user_heads.feature_cache_dir())
+    path = tmp_path_factory.mktemp("heads") / "user_heads.json"
+    path.write_text(user.to_json(), "utf-8")
+    return path, report
+
+
+@pytest.fixture(scope="module")
+def user_detector(trained: tuple[Path, user_heads.TrainReport],
+                  detector: semantic.SemanticDetector) -> user_heads.UserSemanticDetector:
+    return user_heads.load_detector(trained[0], detector)
+
+
+def test_training_is_deterministic(rt: runtime.Runtime, trained: tuple[Path, user_heads.TrainReport]) -> None:
+    again, _ = user_heads.train_user(CATEGORIES, rt, cache_dir=user_heads.feature_cache_dir())
+    assert again.to_json() == trained[0].read_text("utf-8")
+
+
+def test_the_user_gate_passes_the_positives_and_clears_most_benign_texts(
+        trained: tuple[Path, user_heads.TrainReport]) -> None:
+    report = trained[1]
+    assert report.categories == ("investment_advice", "medical_advice")
+    assert report.positives_to_encoder >= 0.98
+    assert report.benign_to_encoder <= 0.2
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("我对青霉素过敏，这次牙疼能吃阿莫西林吗", "medical_advice"),
+    ("I'm allergic to penicillin, can I take amoxicillin for this toothache", "medical_advice"),
+    ("我手上有十万块，买哪个基金最稳", "investment_advice"),
+    ("should I pull out my term deposits and buy US stocks", "investment_advice"),
+])
+def test_a_positive_is_flagged_with_the_user_category(user_detector: user_heads.UserSemanticDetector, text: str,
+                                                      category: str) -> None:
+    findings = user_detector.detect(text)
+    assert {f.category for f in findings} == {category}
+    assert all(f.rule == f"semantic.{category}" and f.kind == "semantic" for f in findings)
+
+
+@pytest.mark.parametrize("text", ["how was aspirin invented", "什么是基金定投，原理讲一下", "帮我写一首关于秋天的小诗"])
+def test_a_hard_negative_is_not_flagged(user_detector: user_heads.UserSemanticDetector, text: str) -> None:
+    assert user_detector.detect(text) == []
+
+
+def test_builtin_categories_keep_working_beside_the_user_heads(
+        user_detector: user_heads.UserSemanticDetector, detector: semantic.SemanticDetector) -> None:
+    assert user_detector.default_levels == {"investment_advice": 1, "medical_advice": 2}
+    assert {f.category for f in detector.detect("need some snow for the party tonight")} == {"drugs"}
+    assert user_detector.detect("need some snow for the party tonight") == []
+    assert user_detector.semantic_category("medical_advice") == "medical_advice"
+    assert user_detector.semantic_category("drugs") is None
+
+
+def test_a_builtin_name_is_refused_when_training(rt: runtime.Runtime, tmp_path: Path) -> None:
+    shutil.copy(CATEGORIES / "medical_advice.yaml", tmp_path / "drugs.yaml")
+    text = (tmp_path / "drugs.yaml").read_text("utf-8").replace("category: medical_advice", "category: drugs")
+    (tmp_path / "drugs.yaml").write_text(text, "utf-8")
+    with pytest.raises(user_heads.UserHeadsError, match=r"drugs\.yaml: category 'drugs' is a builtin category"):
+        user_heads.train_user(tmp_path, rt)
+    (tmp_path / "drugs.yaml").write_text("category: x\nlevel: 5\npositives: {zh: [a], en: [b]}\n", "utf-8")
+    with pytest.raises(CategoryFileError, match=r"drugs\.yaml: category 'x': field 'level'"):
+        user_heads.train_user(tmp_path, rt)
+
+
+def _edit(src: Path, dst: Path, change: dict[str, object]) -> Path:
+    obj = json.loads(src.read_text("utf-8"))
+    obj.update(change)
+    dst.write_text(json.dumps(obj), "utf-8")
+    return dst
+
+
+def test_bad_heads_files_are_refused_with_the_file_named(trained: tuple[Path, user_heads.TrainReport],
+                                                         detector: semantic.SemanticDetector,
+                                                         tmp_path: Path) -> None:
+    good = trained[0]
+    obj = json.loads(good.read_text("utf-8"))
+    cases: list[tuple[Path, str]] = [
+        (tmp_path / "missing.json", "cannot read"),
+        (_edit(good, tmp_path / "torn.json", {}), "cannot read"),
+        (semantic.heads_path(), "not a user heads file"),
+        (_edit(good, tmp_path / "build.json", {"build_key": "e5s-b0-other"}), "trained for encoder build e5s-b0-other"),
+        (_edit(good, tmp_path / "version.json", {"version": 1}), "heads version 1"),
+        (_edit(good, tmp_path / "builtin.json", {"categories": ["drugs", "medical_advice"],
+                                                "levels": {"drugs": 1, "medical_advice": 2}}),
+         r"categories \['drugs'\] are builtin categories"),
+        (_edit(good, tmp_path / "shape.json", {"categories": ["medical_advice"], "levels": {"medical_advice": 2}}),
+         "weights do not match"),
+        (_edit(good, tmp_path / "gate.json", {"gate": {**obj["gate"], "passes": {"zh": 0.0}}}), "malformed heads"),
+    ]
+    (tmp_path / "torn.json").write_text(good.read_text("utf-8")[:1000], "utf-8")
+    for path, message in cases:
+        with pytest.raises(user_heads.UserHeadsError, match=message) as info:
+            user_heads.load_detector(path, detector)
+        assert str(info.value).startswith(f"{path}: ")
+
+
+def test_cli_train_needs_out_and_a_directory(tmp_path: Path) -> None:
+    assert cli.main(["train", "--categories", str(CATEGORIES)]) == cli.EXIT_USAGE
+    assert cli.main(["train", "--categories", str(tmp_path / "nope"), "--out", str(tmp_path / "h.json")]) \
+        == cli.EXIT_USAGE
+
+
+def test_cli_eval_reports_on_the_users_labelled_set(trained: tuple[Path, user_heads.TrainReport],
+                                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert cli.main(["eval", "--heads", str(trained[0]), "--data", str(EVAL), "--by-category"]) == 0
+    out = capsys.readouterr().out
+    assert f"user heads {trained[0]} (investment_advice, medical_advice)" in out
+    groups = {line.split()[1]: line.split() for line in out.splitlines() if line.startswith("positive ")}
+    assert set(groups) == {"investment_advice", "medical_advice"}
+    assert groups["medical_advice"][2] == "12" and float(groups["medical_advice"][3].rstrip("%")) >= 80
+    assert "user gate:" in out
+    own = tmp_path / "own.jsonl"
+    own.write_text(json.dumps({"text": "should I move all my savings into bitcoin", "lang": "en",
+                               "label": "investment_advice", "type": "positive_no_keyword"}) + "\n", "utf-8")
+    assert cli.main(["eval", "--heads", str(trained[0]), "--data", str(own)]) == cli.EXIT_FAIL
+    assert cli.main(["eval", "--heads", str(tmp_path / "none.json"), "--data", str(EVAL)]) == cli.EXIT_FAIL
