@@ -30,21 +30,30 @@ from pathlib import Path
 
 from rules import masking
 from rules.decode import DECODED_KIND, Decoder
-from rules.findings import Action
+from rules.findings import Action, Detector, FindingFilter
 from rules.pseudonym import PseudonymVault
 from rules.scanner import Scanner
 
 DATA = Path(__file__).parent / "data" / "decode_eval.jsonl"
 
 
-def scanners() -> tuple[Scanner, Scanner]:
-    """(with decoding, without): the proxy's request scanners (proxy/guard/engine.py), lexical."""
+def scanners(semantic: bool = False) -> tuple[Scanner, Scanner]:
+    """(with decoding, without): the proxy's request scanners (proxy/guard/engine.py), lexical unless
+    `semantic` (then decoded texts are judged by the model too, and fusion runs, as in `warden serve`)."""
     from proxy.guard.engine import compile_policy
 
+    detectors: list[Detector] = []
+    filters: list[FindingFilter] = []
+    if semantic:
+        from proxy.guard.semantic import fusion_filters, load_detectors
+
+        detectors = load_detectors()
+        filters = fusion_filters(detectors)
     with tempfile.TemporaryDirectory() as tmp:
         off = Path(tmp) / "decode-off.yaml"
         off.write_text("version: 1\nnormalize: {decode: false}\n", "utf-8")
-        return compile_policy([]).request, compile_policy([off]).request
+        return (compile_policy([], extra_detectors=detectors, filters=filters).request,
+                compile_policy([off], extra_detectors=detectors, filters=filters).request)
 
 
 def rewritten(scanner: Scanner, text: str) -> tuple[Action, str]:
@@ -139,11 +148,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--texts", type=int, default=1500, help="ordinary ~1 KB prompts for the cost rows")
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--semantic", action="store_true", help="only the set's readings, with the semantic "
+                        "stage on (decoded texts judged by the model too; fusion as in warden serve)")
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.data.read_text("utf-8").splitlines() if line.strip()]
-    on, off = scanners()
-    print(f"decoding: {on.rules.decode.describe()}")
+    on, off = scanners(args.semantic)
+    print(f"decoding: {on.rules.decode.describe()}" + (", semantic stage on" if args.semantic else ""))
     quality(rows, on, off)
+    if args.semantic:
+        return 0
     from bench.scan import texts as scan_texts
 
     ordinary, _ = scan_texts(args.texts, 0, words=["代考"])
@@ -153,7 +166,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{'texts':<34}{'n':>6}{'KB':>8}{'without/s':>12}{'with/s':>12}{'+us/text':>10}   with/without time")
     cost("ordinary prompts (bench.scan)", ordinary, on, off, args.rounds)
     cost("prompts with runs (the set)", with_runs * max(1, 1500 // max(1, len(with_runs))), on, off, args.rounds)
+    conversation(args.rounds)
     return 0
+
+
+def conversation(rounds: int, n: int = 400) -> None:
+    """The request inspection of bench/overhead.py's 8-message conversation (proxy/guard/engine.inspect: every
+    field scanned; with role policy and decoding, and without either, as before issue 23)."""
+    from bench.overhead import MULTI_TURN_BODY
+    from proxy.guard.engine import compile_policy, inspect
+    from proxy.guard.extract import request_texts
+    from proxy.state import Route
+
+    with tempfile.TemporaryDirectory() as tmp:
+        off_path = Path(tmp) / "decode-off.yaml"
+        off_path.write_text("version: 1\nnormalize: {decode: false}\n", "utf-8")
+        before, after = compile_policy([off_path]), compile_policy([])
+    fields = request_texts(Route.CHAT, json.loads(MULTI_TURN_BODY))
+    runs = {"before": lambda: inspect(before.request, fields, PseudonymVault()),
+            "after": lambda: inspect(after.request, fields, PseudonymVault(), after.roles)}
+    spent = {k: 0.0 for k in runs}
+    for r in range(rounds * 2):
+        for key in (list(runs) if r % 2 == 0 else list(runs)[::-1]):
+            started = time.process_time()
+            for _ in range(n):
+                runs[key]()
+            spent[key] += time.process_time() - started
+    per = {k: v / (rounds * 2 * n) * 1e6 for k, v in spent.items()}
+    chars = sum(len(f.text) for f in fields)
+    print(f"\n8-message conversation ({len(fields)} fields, {chars} characters), request inspection per body: "
+          f"{per['before']:.0f} us without roles and decoding, {per['after']:.0f} us with "
+          f"({per['after'] - per['before']:+.0f} us)")
 
 
 if __name__ == "__main__":

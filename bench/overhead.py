@@ -9,6 +9,7 @@ row also against Warden's own pass-through. Nothing is asserted: it is a report.
 Run: .venv/bin/python bench/overhead.py [--quick]
      .venv/bin/python bench/overhead.py --in-process   # seconds: the stream relay alone, no sockets
      .venv/bin/python bench/overhead.py --semantic     # the default configuration: the semantic stage on
+     .venv/bin/python bench/overhead.py --multi-turn [--baseline DIR]   # a conversation's prompt-side cost
 """
 
 from __future__ import annotations
@@ -373,6 +374,92 @@ def semantic_cost(rounds: int, per_round: int) -> None:
     print(f"\nthe semantic stage adds {added:+.2f} ms to the p50 of a benign 1 KB prompt")
 
 
+PAGE = ("The quarterly report shows revenue up 12% year on year, driven by subscriptions in Asia. 季度报告显示"
+        "收入同比增长百分之十二，主要来自亚洲的订阅业务。Operating costs rose 4%; headcount stayed flat. ") * 8
+MULTI_TURN_BODY = json.dumps({"model": "standin-base", "standin": {"reply": "ok", "prefix_cache": False},
+                              "messages": [
+    {"role": "system", "content": "You are a research assistant. Cite the tool results you use. " * 4},
+    {"role": "user", "content": "Find last quarter's report and summarise the revenue figures for me."},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {
+        "name": "search", "arguments": json.dumps({"query": "quarterly report revenue", "top_k": 3})}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": PAGE},
+    {"role": "assistant", "content": "Revenue rose 12% year on year, mostly from subscriptions in Asia. " * 3},
+    {"role": "user", "content": [{"type": "text", "text": "And costs? Here is the appendix I have:"},
+                                 {"type": "text", "text": PAGE[:1500]}]},
+    {"role": "assistant", "content": "Operating costs rose 4% while headcount stayed flat. " * 3},
+    {"role": "user", "content": "Thanks. Write a three-line summary for the board, in English and Chinese."},
+]}).encode()
+
+
+def multi_turn_cost(rounds: int, per_round: int, baseline: Path | None) -> None:
+    """A conversation's prompt-side cost (issue 23): every message of the history, tool output and content parts
+    is judged with its role. Proxy CPU per request for the 1 KB single-turn prompt and for an 8-message
+    conversation (~6 KB of text: system, user turns, a tool call and its ~2.4 KB result, earlier answers, a
+    pasted appendix) against `warden serve --no-guard`, with decoding (the default) and without
+    (`normalize: {decode: false}`), and, given `--baseline DIR` (a source tree of an earlier commit, e.g.
+    `git archive <commit> | tar -x -C DIR`), that tree's `warden serve` with its builtin packs. The processes
+    take turns in ABBA rounds; medians of the per-round CPU per request."""
+    import tempfile
+
+    up_port = free_port()
+    standin = subprocess.Popen([PY, "-m", "proxy.cli", "standin", "--port", str(up_port)], cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs: dict[str, Target] = {}
+    tmp = tempfile.TemporaryDirectory()
+    decode_off = Path(tmp.name) / "decode-off.yaml"
+    decode_off.write_text("version: 1\nnormalize: {decode: false}\n", "utf-8")
+    configs: list[tuple[str, Path, list[str]]] = [
+        ("pass-through", REPO, ["--no-guard"]),
+        ("guarded, decoding off", REPO, ["--no-semantic", "--rules", str(decode_off)]),
+        ("guarded (default)", REPO, ["--no-semantic"]),
+    ]
+    if baseline is not None:
+        configs.append((f"guarded, {baseline.name}", baseline, ["--no-semantic"]))
+    bodies = {"1 KB single turn": CHAT_BODY, "8-message conversation": MULTI_TURN_BODY}
+    cpu: dict[tuple[str, str], list[float]] = {}
+    try:
+        wait_port(up_port)
+        upstream = f"http://127.0.0.1:{up_port}"
+        for name, tree, extra in configs:
+            port = free_port()
+            command = [PY, "-m", "proxy.cli", "serve", "--upstream", upstream, "--listen", f"127.0.0.1:{port}",
+                       "--admin", f"127.0.0.1:{free_port()}", "--log-level", "warning", *extra]
+            env = {**os.environ, "PYTHONPATH": str(tree)}
+            procs[name] = Target(name, port, subprocess.Popen(command, cwd=tree, env=env,
+                                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        for target in procs.values():
+            wait_port(target.port, timeout=60)
+            for body in bodies.values():
+                run_requests(target.port, body, 50, 1, stream=False)  # warm-up
+        for r in range(rounds):
+            names = list(procs) if r % 2 == 0 else list(procs)[::-1]
+            for name in names:
+                target = procs[name]
+                for label, body in bodies.items():
+                    before = target.cpu()
+                    run_requests(target.port, body, per_round, 1, stream=False)
+                    cpu.setdefault((name, label), []).append((target.cpu() - before) / per_round)
+    finally:
+        for target in procs.values():
+            assert target.proc is not None
+            stop(target.proc)
+        standin.terminate()
+        tmp.cleanup()
+    ms = 1000.0
+    print(f"\n{rounds} alternating rounds of {per_round} requests per body (c=1); proxy CPU per request, median "
+          "(min-max) over rounds\n")
+    rows: list[tuple[str, ...]] = [("config", *bodies, *(f"guard's share, {b}" for b in bodies))]
+    for name in procs:
+        cells = []
+        for label in bodies:
+            v = cpu[(name, label)]
+            cells.append(f"{statistics.median(v) * ms:.2f} ms ({min(v) * ms:.2f}-{max(v) * ms:.2f})")
+        shares = [f"{(statistics.median(cpu[(name, b)]) - statistics.median(cpu[('pass-through', b)])) * ms:+.2f} ms"
+                  for b in bodies]
+        rows.append((name, *cells, *shares))
+    print_table(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
@@ -383,7 +470,14 @@ def main() -> None:
                         "in this process (seconds)")
     parser.add_argument("--semantic", action="store_true", help="only the semantic stage's cost: the default "
                         "configuration against --no-semantic, side by side (~2 min)")
+    parser.add_argument("--multi-turn", action="store_true", help="only the prompt-side cost of a conversation "
+                        "(every message judged with its role), with and without decoding (issue 23)")
+    parser.add_argument("--baseline", type=Path, help="with --multi-turn: a source tree of an earlier commit to "
+                        "compare against")
     args = parser.parse_args()
+    if args.multi_turn:
+        multi_turn_cost(rounds=4 if args.quick else 10, per_round=50 if args.quick else 200, baseline=args.baseline)
+        return
     if args.in_process:
         in_process()
         return
