@@ -9,6 +9,7 @@ reload. No mitmproxy here: this module is the pure core of the inspect stages.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import threading
 from collections import Counter
@@ -185,8 +186,12 @@ def inspect(scanner: Scanner, fields: Sequence[TextField], vault: PseudonymVault
     if action is not Action.BLOCK:
         for scan in scans:
             if scan.stripped:
-                # The whole field goes: an injection's instruction is the text around its phrase too.
-                rewritten.append((scan.field, strip_notice(scan.field.role, scan.stripped)))
+                # The whole field goes: an injection's instruction is the text around its phrase too. Tool-call
+                # arguments stay a JSON object, as servers parse them to render the chat template.
+                notice = strip_notice(scan.field.role, scan.stripped)
+                if scan.field.path and scan.field.path[-1] == "arguments":
+                    notice = json.dumps({"warden": notice})
+                rewritten.append((scan.field, notice))
                 continue
             new = masking.apply(scan.field.text, scan.result, vault)
             if new != scan.field.text:

@@ -156,3 +156,19 @@ def test_a_base64_injection_in_the_request_blocks_and_decoding_can_be_turned_off
     assert not inspect(compile_policy([off_rules]).request, [TextField(("m",), text)], PseudonymVault()).blocked
     # Answers are not decoded (the attack side is the prompt).
     assert not inspect(compile_policy([]).response, [TextField(("a",), text)], PseudonymVault()).blocked
+
+
+def test_stripped_tool_call_arguments_stay_a_json_object() -> None:
+    import json
+
+    from proxy.guard.extract import request_texts
+    from proxy.state import Route
+
+    policy = compile_policy([])
+    arguments = json.dumps({"query": INJECTION})
+    body = {"messages": [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "search", "arguments": arguments}}]}]}
+    inspection = inspect(policy.request, request_texts(Route.CHAT, body), PseudonymVault(), policy.roles)
+    ((field, text),) = inspection.rewritten
+    assert field.where == "messages[0].tool_calls[0].function.arguments"
+    assert json.loads(text) == {"warden": "[warden: assistant text removed by policy (prompt_injection)]"}
