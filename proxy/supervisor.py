@@ -234,7 +234,13 @@ class Supervisor:
         """Run worker `slot` until the pod stops, restarting it when it dies."""
         backoff = BACKOFF_INITIAL
         while not self._stopping.is_set():
-            proc = await self._spawn(slot)
+            try:
+                proc = await self._spawn(slot)
+            except OSError as exc:  # out of processes or memory: the pod cannot serve as configured
+                log.error("cannot start a worker process", extra={"worker": slot.index, "error": str(exc)})
+                self._failed = self._failed or 1
+                self._stopping.set()
+                return
             assert proc.stdout is not None
             try:
                 line = await asyncio.wait_for(proc.stdout.readline(), START_SECONDS)

@@ -195,3 +195,14 @@ def test_sigterm_drains_every_worker_and_the_pod_log_verifies(pod: Pod) -> None:
     report = json.loads(result.stdout)
     assert sorted(log["name"] for log in report["logs"]) == ["worker-0", "worker-1"]
     assert all(log["closed"] for log in report["logs"])  # every worker wrote its shutdown checkpoint
+
+
+def test_a_bad_configuration_stops_the_pod_with_78(tmp_path: Path) -> None:
+    """Fail closed as one process does: the workers refuse the rule file, the supervisor exits with their code."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text('[{"pattern": "(?<=x)y", "level": 2}]\n')
+    command = warden_command("serve", "--no-semantic", "--workers", "2", "--upstream", "http://127.0.0.1:1",
+                             "--listen", "127.0.0.1:0", "--admin", "127.0.0.1:0", "--rules", str(bad))
+    result = subprocess.run(command, cwd=REPO, capture_output=True, timeout=120)
+    assert result.returncode == 78
+    assert b"bad.yaml" in result.stderr and b"worker failed to start" in result.stderr
