@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 from pathlib import Path
 
 import openai
 import pytest
 
-from tests.e2e.conftest import Process, ProxyFactory, http_get
+from tests.e2e.conftest import REPO, Process, ProxyFactory, http_get, warden_command
 
 pytestmark = pytest.mark.slow
 
@@ -62,6 +63,11 @@ def test_injection_in_a_tool_result_is_stripped_and_in_the_user_turn_blocked(
     assert [r["verdicts"]["prompt_injection"] for r in records] == ["mask", "block"]  # type: ignore[index]
     everything = b"".join(p.read_bytes() for p in audit_dir.rglob("*") if p.is_file())
     assert b"ignore all previous" not in everything and b"attacker@example.net" not in everything
+    proxy.stop()
+    verified = subprocess.run(warden_command("audit", "verify", str(audit_dir), "--key-dir",
+                                             str(audit_dir.parent / "keys")), cwd=REPO, capture_output=True,
+                              text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
 
 
 def test_a_base64_encoded_injection_in_the_user_turn_is_blocked(standin: Process, start_proxy: ProxyFactory) -> None:
