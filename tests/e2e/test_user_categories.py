@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import openai
 import pytest
 
-from tests.e2e.conftest import REPO, Process, ProxyFactory, free_port, warden_command
+from tests.e2e.conftest import REPO, Process, free_port, wait_for_port, warden_command
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 CATEGORIES = REPO / "tests" / "data" / "user_categories"
@@ -30,13 +31,28 @@ def heads(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def proxy(standin: Process, start_proxy_module: ProxyFactory, heads: Path,
-          tmp_path_factory: pytest.TempPathFactory) -> Process:
-    rules = tmp_path_factory.mktemp("rules") / "mine.yaml"
+def proxy(standin: Process, heads: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
+    tmp = tmp_path_factory.mktemp("proxy")
+    rules = tmp / "mine.yaml"
     # investment_advice is level 1 (annotate) in its category file; this rule file makes it block
     rules.write_text("words:\n- {rule: investment_words, category: investment_advice, words: [稳赚不赔], level: 2}\n",
                      "utf-8")
-    return start_proxy_module(standin.url, "--heads", str(heads), "--rules", str(rules), semantic=True)
+    port, admin = free_port(), free_port()
+    log = tmp / "warden.log"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            warden_command("serve", "--upstream", standin.url, "--listen", f"127.0.0.1:{port}",
+                           "--admin", f"127.0.0.1:{admin}", "--heads", str(heads), "--rules", str(rules)),
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
+    process = Process(proc, port, admin, log)
+    try:
+        # two detectors to load on a box shared with other jobs: conftest's 20 s wait is too short there
+        wait_for_port(port, proc, timeout=180)
+    except (RuntimeError, TimeoutError) as exc:
+        process.stop()
+        raise RuntimeError(f"{exc}\n{log.read_text()}") from None
+    yield process
+    process.stop()
 
 
 def ask(proxy: Process, text: str) -> openai.types.chat.ChatCompletion:
