@@ -72,6 +72,8 @@ class SseFramer:
             # One whole LF-only event and nothing buffered (what vLLM and the stand-in write per chunk): no
             # copy through the buffer.
             return [parse_event(chunk)]
+        if b"\r" not in chunk and (not self._buf or b"\r" not in self._buf):
+            return self._feed_lf(chunk)
         self._buf += chunk
         events: list[SseEvent] = []
         while True:
@@ -81,6 +83,43 @@ class SseFramer:
             events.append(parse_event(bytes(self._buf[:end])))
             del self._buf[:end]
             self._restart()
+        return events
+
+    def _feed_lf(self, chunk: bytes) -> list[SseEvent]:
+        """LF-only bytes (what every OpenAI-compatible server writes): the events of a read carrying many
+        (llama.cpp's server, a busy vLLM) are sliced out of one bytes object, each found by one `find`,
+        instead of copied through the buffer and deleted from its front one at a time (quadratic in the
+        events of a read)."""
+        buf = self._buf
+        held = len(buf)
+        if held:
+            # The search resumes one byte before where it stopped: a blank line may straddle the two pieces.
+            start = max(self._scan_from - 1, 0)
+            data = bytes(buf) + chunk
+        else:
+            start = 0
+            data = chunk
+        events: list[SseEvent] = []
+        pos = 0
+        while True:
+            end = data.find(b"\n\n", start)
+            if end < 0:
+                break
+            end += 2
+            # parse_event's fast path, known LF-only here: one `data: ` line.
+            if data.startswith(b"data: ", pos) and data.find(b"\n", pos, end) == end - 2:
+                events.append(SseEvent(data[pos:end], None, data[pos + 6:end - 2]))
+            else:
+                events.append(parse_event(data[pos:end]))
+            pos = start = end
+        if pos or not held:
+            buf.clear()
+            buf += data[pos:] if pos else data
+        else:
+            buf += chunk
+        n = len(buf)
+        self._scan_from = n
+        self._line_empty = n > 0 and buf[n - 1] == 0x0A
         return events
 
     def _restart(self) -> None:

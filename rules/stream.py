@@ -127,6 +127,11 @@ class StreamScanner:
         """Characters currently held back."""
         return len(self._pending)
 
+    @property
+    def held(self) -> str:
+        """The raw text currently held back: the next release starts with it."""
+        return self._pending
+
     def feed(self, delta: str) -> StreamStep:
         if self._blocked:
             return BLOCKED

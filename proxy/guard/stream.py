@@ -119,6 +119,101 @@ class Lane:
         return text[start:]
 
 
+# A plain text delta in a run (`StreamGuard.on_events`): the event, its parsed object, the dict holding its
+# text, the text's key in that dict, the text.
+RunItem = tuple[SseEvent, dict[str, Any], dict[str, Any], str, str]
+
+
+def plain_delta(event: SseEvent, obj: Any) -> tuple[LaneKey, dict[str, Any], str, str] | None:
+    """The event as a plain text delta of one lane (its lane, the dict holding its text, the text's key, the
+    text), or None when it is anything else (finished, several choices, tool calls, other text fields, an
+    index that is not a plain integer, a lenient document): those go through `on_parsed` one at a time.
+    Chat: one choice with a delta whose only text is `content` (missing or null counts as empty);
+    completions: one choice with `text`; Responses: `response.output_text.delta`."""
+    if type(obj) is not dict:  # Lenient included: written back by the standard library, one at a time
+        return None
+    choices = obj.get("choices")
+    if choices is None:
+        kind = obj.get("type")
+        if not isinstance(kind, str):
+            kind = event.event
+        text = obj.get("delta")
+        if kind != "response.output_text.delta" or type(text) is not str:
+            return None
+        output, content = obj.get("output_index"), obj.get("content_index")
+        if not (output is None or type(output) is int) or not (content is None or type(content) is int):
+            return None
+        return ("responses", output, content), obj, "delta", text
+    if type(choices) is not list or len(choices) != 1:
+        return None
+    choice = choices[0]
+    if type(choice) is not dict or choice.get("finish_reason") is not None:
+        return None
+    index = choice.get("index", 0)
+    if type(index) is not int:
+        return None
+    delta = choice.get("delta")
+    if type(delta) is dict:
+        if "tool_calls" in delta or not _OTHER_TEXT.isdisjoint(delta):
+            return None
+        text = delta.get("content")
+        if text is None:
+            text = ""
+        elif type(text) is not str:
+            return None
+        return (index, "content"), delta, "content", text
+    if delta is not None or "delta" in choice or type(choice.get("text")) is not str:
+        return None
+    return (index, "content"), choice, "text", choice["text"]
+
+
+def split_run(run: list[RunItem], head: str, released: str, *, block: bool) -> list[bytes]:
+    """Hand `released` (what a run released: `head`, the lane's text held back before the run, and the
+    run's own text, masked, restored, held back in part) back to the run's events. Against the raw text
+    (`head` before the first event's), each event whose text lies wholly within the unchanged beginning of
+    `released` keeps it (the first one with `head` before it); the event where the two part gets its own text
+    up to there and all the rest; the events after it get none (with `block`, they are dropped, and so is
+    the parting event when it would carry only withheld text). Concatenated, the events carry `released`."""
+    p = 0  # length of the common beginning of `released` and head + the run's text
+    n = len(released)
+    for k, item in enumerate(run):
+        text = head + item[4] if k == 0 and head else item[4]
+        if released.startswith(text, p):
+            p += len(text)
+            continue
+        m = min(len(text), n - p)
+        j = 0
+        while j < m and released[p + j] == text[j]:
+            j += 1
+        p += j
+        break
+    out: list[bytes] = []
+    start = 0
+    last = len(run) - 1
+    given = False
+    for i, (event, obj, holder, name, own) in enumerate(run):
+        text = head + own if i == 0 and head else own
+        end = start + len(text)
+        if given:
+            if block:
+                break
+            piece = ""
+        elif end <= p and i < last:
+            piece = text
+        else:
+            piece = text[:p - start] + released[p:]
+            given = True
+        start = end
+        if block and given and not piece and own:
+            break
+        if piece == own:
+            out.append(event.raw)
+            continue
+        holder[name] = piece
+        out.append(StreamGuard.reframe(event, obj) if name == "delta" else event_data(obj))
+    return out
+
+
 class MalformedEvent(ProxyError):
     """An event no client could follow (a choice index that is a list or an object): the stream ends as the
     upstream's error, like an event that is not JSON, not as a failure of Warden's own."""
@@ -289,6 +384,17 @@ class StreamGuard:
                 obj = parse_event_data(data)
             except (ValueError, UnicodeDecodeError, RecursionError):
                 return self.fail("the model server sent an event that is not JSON")
+            return self.on_parsed(event, obj)
+        except StreamBlocked as blocked:
+            return self.block(blocked)
+        except SchemaCut as cut:
+            return self.cut(cut)
+        except (MalformedEvent, MalformedLane) as exc:
+            return self.fail(str(exc))
+
+    def on_parsed(self, event: SseEvent, obj: Any) -> list[bytes]:
+        """`on_event` once the event's JSON is parsed (semantic verdicts already collected)."""
+        try:
             if not isinstance(obj, dict):
                 return self.fail("the model server sent an event that is not a JSON object")
             choices = obj.get("choices")
@@ -308,6 +414,86 @@ class StreamGuard:
             return self.cut(cut)
         except (MalformedEvent, MalformedLane) as exc:
             return self.fail(str(exc))
+
+    # -- batches: the events of one upstream read ---------------------------------------------------------
+
+    def on_events(self, events: list[SseEvent]) -> list[bytes]:
+        """The events of one upstream read, for what `on_event` one at a time gives the client, in fewer
+        steps. Each run of consecutive plain text deltas of one lane (`plain_delta`) is scanned as one text,
+        and what the scan releases is split back over the run's events (`split_run`): every event keeps its
+        own fields (id, logprobs, usage, indices, sequence numbers), only its text may change, and no event
+        is merged or added. The released text is the same as one event at a time (the scanner's split
+        invariant: a run is one more way to cut the lane's text), and so is the text before a block.
+        With a schema gate the events go one at a time: its cuts are placed within an event."""
+        if self.gate is not None or self.scanner is None:
+            out: list[bytes] = []
+            for event in events:
+                out += self.on_event(event)
+            return out
+        out = []
+        run: list[RunItem] = []
+        run_key: LaneKey = ()
+        for event in events:
+            if self.ended:
+                break
+            data = event.data
+            obj: Any = None
+            plain = None
+            if data is not None and data != b"[DONE]":
+                try:
+                    obj = parse_event_data(data)
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    obj = None
+                else:
+                    plain = plain_delta(event, obj)
+            if plain is not None:
+                key, holder, name, text = plain
+                if run and key != run_key:
+                    out += self.scan_run(run_key, run)
+                    run = []
+                    if self.ended:
+                        break
+                run_key = key
+                run.append((event, obj, holder, name, text))
+                continue
+            if run:
+                out += self.scan_run(run_key, run)
+                run = []
+                if self.ended:
+                    break
+            if obj is None:
+                out += self.on_event(event)  # no data, [DONE], or not JSON (parsed again only to fail)
+                continue
+            if self.pending:
+                try:
+                    self.collect_verdicts()
+                except StreamBlocked as blocked:
+                    out += self.block(blocked)
+                    break
+            out += self.on_parsed(event, obj)
+        if run and not self.ended:
+            out += self.scan_run(run_key, run)
+        return out
+
+    def scan_run(self, key: LaneKey, run: list[RunItem]) -> list[bytes]:
+        """One lane's run of plain deltas: its joined text scanned once, the released text split back."""
+        joined = run[0][4] if len(run) == 1 else "".join([item[4] for item in run])
+        lane = self.lanes.get(key)
+        head = lane.scanner.held if lane is not None and not lane.restorer.holding else ""
+        try:
+            if self.pending:
+                self.collect_verdicts()
+            released = self.scan(key, joined) if joined else ""
+        except StreamBlocked as blocked:
+            if blocked.key != key:  # a semantic verdict on another lane: nothing of this run goes out
+                return self.block(blocked)
+            # The text before the blocking finding, in the run's events up to where it ends; the events after
+            # it never go out (their other fields, logprobs among them, would tell of the withheld text).
+            out = split_run(run, head, blocked.text, block=True)
+            return [*out, *self.block(StreamBlocked(key, ""))]
+        if released == joined and not head:
+            return [item[0].raw for item in run]
+        return split_run(run, head, released, block=False)
 
     def on_one_delta(self, event: SseEvent, obj: dict[str, Any], choice: Any) -> list[bytes] | None:
         """The shape of nearly every chat chunk (one choice, a delta with `content` and nothing else to

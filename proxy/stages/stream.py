@@ -14,7 +14,6 @@ import functools
 import hmac
 import json
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -45,7 +44,10 @@ MAX_DECODED_CHUNK = 16 * 1024 * 1024  # bytes one compressed upstream chunk may 
 # Bytes of one unfinished SSE event the relay holds (a Responses `response.completed` event repeats the whole
 # answer, so this is generous): an upstream that never ends its event must not fill memory.
 MAX_PENDING_EVENT = 8 * 1024 * 1024
-FLUSH_SECONDS = 0.001  # within one upstream read, guarded events are written at least this often
+# Guarded events of one upstream read are handled in batches of at most this many (proxy/guard/stream.py,
+# `StreamGuard.on_events`), each written out before the next is scanned: a batch of plain deltas costs a few
+# microseconds per event, so the first event of a read waits well under a millisecond for the last.
+BATCH_EVENTS = 64
 
 # Responses API streams end with one of these typed events instead of `data: [DONE]`.
 TERMINAL_EVENTS = frozenset({"response.completed", "response.failed", "response.incomplete"})
@@ -76,8 +78,8 @@ class SseRelay:
         if self.framer.pending > MAX_PENDING_EVENT:
             return self._overlong(events)
         if self.guard is None:
-            for event in events:
-                self.observe(event)
+            if events:
+                self.observe_all(events)
             data = b"" if not events else events[0].raw if len(events) == 1 else b"".join(e.raw for e in events)
             if data:
                 self.hasher.update(data)
@@ -92,8 +94,9 @@ class SseRelay:
             # One event per upstream chunk is what vLLM, llama.cpp's Python server and the stand-in send:
             # no generator, no flush clock.
             return self._guarded_one(events[0])
-        # Guarded: a generator, so mitmproxy writes each event out before the next one is scanned (one
-        # upstream read can carry dozens of events; the first must not wait for the last).
+        if chunk and len(events) <= BATCH_EVENTS:
+            return self._guarded_batch(events)
+        # A generator: mitmproxy writes each batch out before the next one is scanned.
         return self._guarded(events, end=not chunk)
 
     def _overlong(self, events: list[SseEvent]) -> list[bytes]:
@@ -124,6 +127,19 @@ class SseRelay:
             return []
         return [self._emit(out)]
 
+    def _guarded_batch(self, events: list[SseEvent]) -> list[bytes]:
+        """Several events in one read (llama.cpp's server, a busy vLLM): guarded as one batch, one write."""
+        guard = self.guard
+        assert guard is not None
+        self.observe_all(events)
+        try:
+            out = guard.on_events(events)
+        except Exception:
+            return list(self._failed())
+        if not out:
+            return []
+        return [self._emit(out)]
+
     def _failed(self) -> Iterator[bytes]:
         """The guard raised: end the stream closed (a bug of ours must not let unguarded text through)."""
         guard = self.guard
@@ -136,23 +152,19 @@ class SseRelay:
         yield self._emit([closing_events(failure)])
 
     def _guarded(self, events: list[SseEvent], *, end: bool) -> Iterator[bytes]:
-        """Guarded events of one upstream read. The first goes out at once; the rest are written together,
-        or whenever scanning them has taken longer than FLUSH_SECONDS, so a read carrying many events costs
-        few socket writes without holding the first one back."""
+        """Guarded events of one upstream read, in batches of BATCH_EVENTS, each written as one piece before
+        the next is scanned; at the end of the stream, what the lanes still hold."""
         guard = self.guard
         assert guard is not None
         out: list[bytes] = []
-        first = True
-        last_yield = time.perf_counter()
+        if events:
+            self.observe_all(events)
         try:
-            for event in events:
-                self.observe(event)
-                out += guard.on_event(event)
-                if out and (first or time.perf_counter() - last_yield > FLUSH_SECONDS):
-                    first = False
+            for i in range(0, len(events), BATCH_EVENTS):
+                out = guard.on_events(events[i:i + BATCH_EVENTS])
+                if out:
                     yield self._emit(out)
-                    out = []
-                    last_yield = time.perf_counter()
+                out = []
             if end:
                 out += guard.end()
         except Exception:
@@ -209,6 +221,30 @@ class SseRelay:
                 record_usage(answer, json.loads(data).get("usage"))
         if self.peek:
             peek_chunk(data, answer)
+
+    def observe_all(self, events: list[SseEvent]) -> None:
+        """`observe` for the events of one read, with the per-read work done once."""
+        answer = self.state.answer
+        peek = self.peek
+        count = 0
+        for event in events:
+            data = event.data
+            if data is None:
+                continue
+            count += 1
+            if count == 1 and answer.first_chunk_at is None:
+                answer.first_chunk_at = self.clock()
+            if data == b"[DONE]" or event.event in TERMINAL_EVENTS:
+                answer.stream_complete = True
+            # One search per event (vLLM sends `"usage": null` on every chunk but the last).
+            at = data.find(b'"usage":')
+            if at >= 0 and not data.startswith(b"null", at + 9 if data[at + 8:at + 9] == b" " else at + 8) \
+                    and b'"usage":null' not in data and b'"usage": null' not in data:
+                with contextlib.suppress(ValueError, AttributeError, RecursionError):
+                    record_usage(answer, json.loads(data).get("usage"))
+            if peek:
+                peek_chunk(data, answer)
+        answer.sse_events += count
 
     def finish(self) -> None:
         """Record the guard's verdicts and the digest of what the client got; safe to call twice."""

@@ -235,14 +235,16 @@ def sse_relay(guard: StreamGuard | None) -> tuple[SseRelay, FlowState]:
 
 
 def test_relay_one_event_per_chunk_equals_whole_reads(policy: Policy) -> None:
-    """The one-event-per-read path (vLLM, the stand-in) and the generator path give the client the same bytes."""
+    """The one-event-per-read path (vLLM, the stand-in) gives the client the bytes of the guard one event at a
+    time; a read of many events (guarded as a batch) the same text in as many events."""
     raw = chat_sse(ANSWER, per_event=3)
     one, _ = sse_relay(StreamGuard(policy.response, vault_with_phone(), Route.CHAT, 400))
     per_event = b"".join(b"".join(one(e)) for e in events_of(raw)) + b"".join(one(b""))
     whole, _ = sse_relay(StreamGuard(policy.response, vault_with_phone(), Route.CHAT, 400))
     at_once = b"".join(whole(raw)) + b"".join(whole(b""))
-    assert per_event == at_once == relay(policy, raw, [])
-    assert client_text(per_event) == expected_text(policy, ANSWER)
+    assert per_event == relay(policy, raw, [])
+    assert client_text(per_event) == client_text(at_once) == expected_text(policy, ANSWER)
+    assert len(events_of(at_once)) == len(events_of(per_event)) == len(events_of(raw))
 
 
 def test_a_bug_in_the_guard_on_a_one_event_read_ends_the_stream_closed(policy: Policy) -> None:
