@@ -229,11 +229,13 @@ def standin_sse(reply: str, per_event: int) -> list[bytes]:
     return [*out, b"data: [DONE]\n\n"]
 
 
-def in_process(rounds: int = 5, streams: int = 100) -> None:
+def in_process(rounds: int = 5, streams: int = 100, per_reads: tuple[int, ...] = (1,)) -> None:
     """CPU per event of the stream callable alone (proxy/stages/stream.py's SseRelay), pass-through and with
     the builtin packs' stream guard, on the same stream as the live table: no sockets, no mitmproxy, so it
     isolates our per-event Python work (the live figure adds mitmproxy's own per-chunk cost, and runs slower
-    per operation because the caches are cold between events). Medians of `rounds` alternating rounds."""
+    per operation because the caches are cold between events). Medians of `rounds` alternating rounds.
+    `per_reads`: events per upstream read (1: vLLM and the stand-in; more: llama.cpp's server, a busy
+    vLLM, which the guard handles as one batch per read)."""
     import hmac
 
     sys.path.insert(0, str(REPO))
@@ -247,11 +249,13 @@ def in_process(rounds: int = 5, streams: int = 100) -> None:
     policy = compile_policy([])
     chunks = standin_sse(SSE_REPLY, 4)
 
-    def stream(guarded: bool) -> None:
+    def stream(guarded: bool, per_read: int) -> None:
         guard = StreamGuard(policy.response, PseudonymVault(), Route.CHAT, 400) if guarded else None
         relay = SseRelay(FlowState("bench", Route.CHAT, 0.0), time.perf_counter, guard,
                          hmac.new(b"k", digestmod="sha256"))
-        for chunk in [*chunks, b""]:
+        reads = chunks if per_read == 1 else [b"".join(chunks[i:i + per_read])
+                                               for i in range(0, len(chunks), per_read)]
+        for chunk in [*reads, b""]:
             for _ in relay(chunk):
                 pass
 
@@ -268,21 +272,24 @@ def in_process(rounds: int = 5, streams: int = 100) -> None:
             fn()
         return (time.process_time() - started) / streams / len(chunks)
 
-    plain, guarded, scan = [], [], []
+    plain: dict[int, list[float]] = {n: [] for n in per_reads}
+    guarded: dict[int, list[float]] = {n: [] for n in per_reads}
+    scan: list[float] = []
     for _ in range(rounds):
-        plain.append(per_event(lambda: stream(False)))
-        guarded.append(per_event(lambda: stream(True)))
+        for n in per_reads:
+            plain[n].append(per_event(lambda: stream(False, n)))  # noqa: B023 (called at once)
+            guarded[n].append(per_event(lambda: stream(True, n)))  # noqa: B023
         scan.append(per_event(scanner_only))
     us = 1_000_000.0
-    p, g, sc = (statistics.median(x) * us for x in (plain, guarded, scan))
     print(f"\nin-process, {len(chunks)} events of {len(SSE_REPLY) // 200} characters, CPU per event "
           f"(median of {rounds} rounds of {streams} streams)\n")
-    print_table([
-        ("path", "CPU per event", "added"),
-        ("SseRelay pass-through", f"{p:.1f} us", "-"),
-        ("SseRelay + stream guard (builtin packs)", f"{g:.1f} us", f"+{g - p:.1f} us"),
-        ("  of which StreamScanner.feed", f"{sc:.1f} us", "-"),
-    ])
+    rows: list[tuple[str, ...]] = [("path", "events per read", "CPU per event", "added")]
+    for n in per_reads:
+        p, g = statistics.median(plain[n]) * us, statistics.median(guarded[n]) * us
+        rows += [("SseRelay pass-through", str(n), f"{p:.1f} us", "-"),
+                 ("SseRelay + stream guard (builtin packs)", str(n), f"{g:.1f} us", f"+{g - p:.1f} us")]
+    rows.append(("StreamScanner.feed alone, one delta per feed", "-", f"{statistics.median(scan) * us:.1f} us", "-"))
+    print_table(rows)
 
 
 SEMANTIC_ON, SEMANTIC_OFF = "warden defaults (semantic on)", "warden + builtin packs (--no-semantic)"
@@ -468,6 +475,8 @@ def main() -> None:
                         "one round's ratio can stray by 30-50%% on a shared machine, the pooled one far less")
     parser.add_argument("--in-process", action="store_true", help="only the stream relay's CPU per event, "
                         "in this process (seconds)")
+    parser.add_argument("--per-read", type=int, nargs="+", default=[1, 8, 32], metavar="N",
+                        help="with --in-process: events per upstream read, one row pair each (default 1 8 32)")
     parser.add_argument("--semantic", action="store_true", help="only the semantic stage's cost: the default "
                         "configuration against --no-semantic, side by side (~2 min)")
     parser.add_argument("--multi-turn", action="store_true", help="only the prompt-side cost of a conversation "
@@ -479,7 +488,7 @@ def main() -> None:
         multi_turn_cost(rounds=4 if args.quick else 10, per_round=50 if args.quick else 200, baseline=args.baseline)
         return
     if args.in_process:
-        in_process()
+        in_process(per_reads=tuple(args.per_read))
         return
     if args.semantic:
         semantic_cost(rounds=6 if args.quick else 12, per_round=25 if args.quick else 50)
