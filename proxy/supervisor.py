@@ -38,10 +38,13 @@ import socket
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, disable_created_metrics, generate_latest
+from prometheus_client.core import CounterMetricFamily
 from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
 from audit.errors import AuditError
 from proxy.admin import AdminServer, Readiness, with_admin_token
@@ -133,6 +136,24 @@ class Slot:
     retired_requests: float = 0.0
 
 
+class WorkerRequests(Collector):
+    """`warden_worker_requests_total{worker}`: exchanges each worker slot handled (its warden_requests_total,
+    across restarts): how the shared listening socket spreads the load. Set at each scrape."""
+
+    def __init__(self, workers: int) -> None:
+        self.values = dict.fromkeys(range(workers), 0.0)
+
+    def describe(self) -> Iterable[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily("warden_worker_requests", "Exchanges each worker slot handled, across its "
+                                     "restarts (the workers' warden_requests_total, per worker).", labels=["worker"])
+        for index, value in sorted(self.values.items()):
+            family.add_metric([str(index)], value)
+        yield family
+
+
 class SupervisorMetrics:
     """The supervisor's own series, and the upstream's (asked once for the pod, not once per worker)."""
 
@@ -144,9 +165,8 @@ class SupervisorMetrics:
                         ["worker"], registry=r)
         self.restarts = Counter("warden_worker_restarts", "Worker processes restarted after they exited.",
                                 ["worker"], registry=r)
-        self.requests = Gauge("warden_worker_requests_total",
-                              "Exchanges each worker slot handled (its warden_requests_total, across restarts): "
-                              "how the shared listening socket spreads the load.", ["worker"], registry=r)
+        self.requests = WorkerRequests(workers)
+        r.register(self.requests)
         for i in range(workers):
             self.up.labels(str(i)).set(0)
             self.restarts.labels(str(i))
@@ -188,7 +208,7 @@ class PodMetrics:
             families = sup.merger.merge(slot.snapshot for slot in sup.slots if slot.up)
             for slot in sup.slots:
                 live = requests_of(slot.snapshot) if slot.up else 0.0
-                sup.metrics.requests.labels(str(slot.index)).set(slot.retired_requests + live)
+                sup.metrics.requests.values[slot.index] = slot.retired_requests + live
             return generate_latest(sup.metrics.registry) + exposition(families)
 
 

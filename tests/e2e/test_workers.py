@@ -7,6 +7,7 @@ pod's audit directory (one chain per worker) verifies."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import threading
@@ -120,6 +121,10 @@ def test_both_workers_serve_and_the_metrics_add_up(pod: Pod) -> None:
     assert metrics[("warden_upstream_up", ())] == 1
     status, body = http_get(pod.proxy.admin_url + "/readyz")
     assert status == 200 and "2/2 workers ready" in json.loads(body)["reason"]
+    if shutil.which("promtool"):  # the merged exposition is one a Prometheus server accepts, lint included
+        _, text = http_get(pod.proxy.admin_url + "/metrics")
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, timeout=30)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
     origins = {entry["audit_origin"] for entry in pod.logs() if entry.get("msg") == "worker serving"}
     assert {str(o).rsplit("/", 1)[1][:3] for o in origins} == {"w0-", "w1-"}  # the origin names the worker
 
