@@ -39,16 +39,15 @@ refuse() {
 step() { echo "== $(date -u +%H:%M:%S) $*" >&2; }
 
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi
-missing=()
-for tool in mmdebstrap buildah podman umoci "$RUNTIME"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+missing=()  # each tool is the Debian package of the same name
+for tool in mmdebstrap buildah podman umoci "$RUNTIME"; do
+  command -v "$tool" >/dev/null 2>&1 || missing+=("$tool")
+done
 if [ "${#missing[@]}" -gt 0 ]; then
   step "installing ${missing[*]} with apt"
-  declare -A pkg=([mmdebstrap]=mmdebstrap [buildah]=buildah [podman]=podman [umoci]=umoci [runc]=runc [crun]=crun)
-  debs=()
-  for tool in "${missing[@]}"; do debs+=("${pkg[$tool]:-$tool}"); done
   { $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
-    && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${debs[@]}" uidmap >/dev/null; } \
-    || refuse "apt-get could not install ${debs[*]}"
+    && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" uidmap >/dev/null; } \
+    || refuse "apt-get could not install ${missing[*]}"
 fi
 
 start=$(date +%s)
