@@ -396,6 +396,10 @@ class Supervisor:
         self.readiness.draining = True
         log.info("draining workers", extra={"workers": self.workers, "grace_s": self.config.drain_grace})
         self._signal_all(signal.SIGTERM)
+        # No worker starts again: once every worker has closed its descriptors too, the port refuses new
+        # connections (as one draining process does) instead of queueing them until the end of the drain.
+        for sock in self.sockets:
+            sock.close()
         done, pending = await asyncio.wait(self._tasks, timeout=self.config.drain_grace + STOP_MARGIN)
         if pending:
             log.error("workers did not stop in time; killing them", extra={"workers": len(pending)})
@@ -405,8 +409,6 @@ class Supervisor:
             if not task.cancelled() and task.exception() is not None:
                 log.error("worker supervision failed", extra={"error": repr(task.exception())})
         await self.admin.close()
-        for sock in self.sockets:
-            sock.close()
         shutil.rmtree(self._dir, ignore_errors=True)
         log.info("stopped")
 

@@ -188,6 +188,17 @@ def test_sigterm_drains_every_worker_and_the_pod_log_verifies(pod: Pod) -> None:
     reader.start()
     assert streaming.wait(30)  # the stream is open in one of the workers
     pod.proxy.proc.send_signal(signal.SIGTERM)
+
+    def refused() -> bool:  # every worker and the supervisor let go of the port: new connections are refused
+        try:
+            httpx.get(pod.proxy.url + "/v1/models", timeout=2)
+        except httpx.ConnectError:
+            return True
+        except httpx.HTTPError:
+            pass
+        return False
+
+    wait_until(refused, 10, "the port still accepted connections while draining")
     reader.join(30)
     assert pod.proxy.proc.wait(60) == 0
     assert not errors and received[-1] == "data: [DONE]"
