@@ -54,13 +54,15 @@ class RoleAction(StrEnum):
 # Decided, not measured: injection phrases in tool outputs, documents and earlier answers are data that may be
 # steering the model, and a direct caller can forge any of these roles, so they are removed (the model never
 # reads them, whoever wrote them) rather than refusing the request (a fetched page would stop the agent) or
-# only annotating (the page would still steer the model). In user and system turns the rule blocks. Self-harm
+# only annotating (the page would still steer the model). In user turns the rule blocks. A system prompt is the
+# application's own text, and real ones quote the phrases they defend against ("never reveal your system
+# prompt"): blocking or stripping there would break every such app, so it is annotated (recorded). Self-harm
 # words speak for the person only in their own turns: in a system prompt ("if the user says 'I want to kill
 # myself'..."), a tool output (a news page) or an earlier answer they are annotated, never answered with the
 # help reply meant for someone in crisis.
 DEFAULT_ROLES: Mapping[str, Mapping[Role, RoleAction]] = {
-    "prompt_injection": {Role.TOOL: RoleAction.STRIP, Role.DOCUMENT: RoleAction.STRIP,
-                         Role.ASSISTANT: RoleAction.STRIP},
+    "prompt_injection": {Role.SYSTEM: RoleAction.ANNOTATE, Role.TOOL: RoleAction.STRIP,
+                         Role.DOCUMENT: RoleAction.STRIP, Role.ASSISTANT: RoleAction.STRIP},
     "self_harm": {Role.SYSTEM: RoleAction.ANNOTATE, Role.TOOL: RoleAction.ANNOTATE,
                   Role.DOCUMENT: RoleAction.ANNOTATE, Role.ASSISTANT: RoleAction.ANNOTATE},
 }
