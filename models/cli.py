@@ -24,6 +24,9 @@ def _parser() -> argparse.ArgumentParser:
                        "own categories from --categories DIR")
     t.add_argument("--out", type=Path, help="where to write heads.json (default: the package's models/data; "
                    "required with --categories)")
+    t.add_argument("--gate-recall", type=float, default=None,
+                   help="with --categories: share of your positives (cross-validated) the first stage passes on to "
+                        "the encoder (default 0.95, models.user_heads.GATE_RECALL; higher costs more encoder runs)")
     t.add_argument("--categories", type=Path, metavar="DIR",
                    help="your own categories: DIR/*.yaml in the format of models/data/categories; writes a user "
                         "heads file for `warden serve --heads FILE`, beside the builtin heads (models/user_heads.py)")
@@ -113,6 +116,7 @@ def _train_user(args: argparse.Namespace) -> int:
     rt = runtime.Runtime(built, threads=2)
     user, rep = user_heads.train_user(
         args.categories, rt, target_fpr=user_heads.TARGET_FPR if args.target_fpr is None else args.target_fpr,
+        gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall,
         cache_dir=user_heads.feature_cache_dir(), progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads
@@ -121,7 +125,7 @@ def _train_user(args: argparse.Namespace) -> int:
           f"{rep.seconds_encode:.1f} s, fit {rep.seconds_fit:.1f} s, total {time.perf_counter() - t0:.1f} s",
           file=sys.stderr)
     print(f"warden models: thresholds {h.thresholds}; the user gate passes {rep.positives_to_encoder:.1%} of the "
-          f"positives and {rep.benign_to_encoder:.1%} of the benign windows on to the encoder (training texts)",
+          f"positives and {rep.benign_to_encoder:.1%} of the benign windows on to the encoder (cross-validated)",
           file=sys.stderr)
     print(args.out)
     return EXIT_OK

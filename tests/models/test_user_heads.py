@@ -42,7 +42,7 @@ def test_the_user_gate_passes_the_positives_and_clears_most_benign_texts(
         trained: tuple[Path, user_heads.TrainReport]) -> None:
     report = trained[1]
     assert report.categories == ("investment_advice", "medical_advice")
-    assert report.positives_to_encoder >= 0.98
+    assert report.positives_to_encoder >= 0.9  # cross-validated, at GATE_RECALL 0.95
     assert report.benign_to_encoder <= 0.2
 
 
