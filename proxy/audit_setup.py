@@ -18,6 +18,7 @@ from pathlib import Path
 
 from audit import AuditConfig, AuditLog, Origin, aws_config
 from audit.config import KEY_DIR_NAME
+from audit.errors import ConfigError
 from audit.keys import CHAIN_KEY_FILE, DIGEST_KEY_FILE, LocalKeyProvider, load_or_create_hex_key
 from audit.signers import SIGNING_KEY_FILE, LocalSigner
 from proxy.config import WardenConfig
@@ -42,14 +43,35 @@ def open_audit(config: WardenConfig, env: Mapping[str, str] | None = None,
     if worker is not None:
         origin = dataclasses.replace(origin, boot_id=worker_boot_id(worker))
     key_dir = Path(config.audit_key_dir) if config.audit_key_dir else None
-    if config.audit_s3 or config.audit_kms_data_key or config.audit_kms_sign_key:
+    s3_url = s3_url_for(config.audit_s3, origin) if config.audit_s3 else None
+    if s3_url or config.audit_kms_data_key or config.audit_kms_sign_key:
         audit_config = aws_config(
-            directory, origin=origin, s3_url=config.audit_s3, data_key_id=config.audit_kms_data_key,
+            directory, origin=origin, s3_url=s3_url, data_key_id=config.audit_kms_data_key,
             signing_key_id=config.audit_kms_sign_key, endpoint_url=config.aws_endpoint_url, key_dir=key_dir,
         )
     else:
         audit_config = AuditConfig(directory=directory, origin=origin, key_dir=key_dir)
     return AuditLog.open(audit_config)
+
+
+S3_PLACEHOLDERS = ("cluster", "namespace", "pod")
+
+
+def s3_url_for(template: str, origin: Origin) -> str:
+    """The pod's own mirror prefix: `{cluster}`, `{namespace}` and `{pod}` in `--audit-s3` become the origin's
+    parts. Pods sharing one setting (a ConfigMap, the same Deployment) must not share a prefix: each log's
+    segment and checkpoint names start again at 0, so they would collide under Object Lock and no log could
+    be verified. Anything else in braces is refused, so a typo is not written to S3 as a literal key."""
+    out, rest = [], template
+    while "{" in rest:
+        head, _, tail = rest.partition("{")
+        name, closed, after = tail.partition("}")
+        if not closed or name not in S3_PLACEHOLDERS:
+            raise ConfigError(f"--audit-s3: unknown placeholder {{{name}}} (use {{cluster}}, {{namespace}}, "
+                              "{pod})", found=template)
+        out += [head, getattr(origin, name)]
+        rest = after
+    return "".join(out) + rest
 
 
 def pod_key_dir(config: WardenConfig) -> Path:

@@ -53,3 +53,18 @@ def test_a_worker_writes_its_own_chain_named_in_its_origin(tmp_path: Path) -> No
         finally:
             log.close(10.0)
     assert digests[0] == digests[1]  # one digest key for the pod: the same input has the same digest
+
+
+def test_the_s3_prefix_names_the_pod() -> None:
+    """Pods sharing one `--audit-s3` setting get their own prefixes: their logs' object names start at 0 alike."""
+    import pytest
+
+    from audit.errors import ConfigError
+    from proxy.audit_setup import s3_url_for
+
+    origin = Origin.from_env(POD)
+    assert s3_url_for("s3://b/audit/{cluster}/{namespace}/{pod}", origin) == "s3://b/audit/prod-eu/llm/vllm-0"
+    assert s3_url_for("s3://b/audit", origin) == "s3://b/audit"
+    for bad in ("s3://b/{pods}", "s3://b/{pod"):
+        with pytest.raises(ConfigError):
+            s3_url_for(bad, origin)
