@@ -15,8 +15,9 @@ neither's threshold mean anything; a builtin category's action is changed in rul
 
 Why a gate of their own: the builtin gate was fitted to pass the builtin categories' texts and clears the rest
 before any encoder runs; a user category's positives ("should I double my metformin dose") look benign to it,
-so the builtin gate would decide them at stage 1. The user gate (same recipe, fitted on the user positives
-against the user hard negatives and the benign texts, its bound at 98% cross-validated recall) passes them.
+so the builtin gate would decide them at stage 1. The user gate (the same recipe, `fit_gate`, on the user
+positives against the user hard negatives and the benign texts, its bound at GATE_RECALL of the
+cross-validated positives) passes them; a window goes on when either gate passes it.
 
 Training is fast because the encoder is frozen: the benign texts' features are computed once per build and
 cached beside it (`<model cache>/features/`), and the heads are fitted on the features' top RANK principal
