@@ -167,6 +167,10 @@ def body_too_large_message(request: bool, limit: int) -> str:
     return f"The model server's answer exceeds the limit of {limit} bytes."  # errors.ANSWER_TOO_LARGE
 
 
+def _declares_length(fields: Iterable[tuple[bytes, bytes]]) -> bool:
+    return any(len(name) == 14 and name.lower() == b"content-length" for name, _ in fields)
+
+
 def _check_body_size(self: Any, request: bool) -> Generator[Any, Any, bool]:
     """mitmproxy 12's `HttpStream.check_body_size` with a limit per direction and Warden's own message (its
     `stream_large_bodies` branch is left out: Warden never sets that option). True when the body is over its
@@ -179,6 +183,12 @@ def _check_body_size(self: Any, request: bool) -> Generator[Any, Any, bool]:
     if buffered:
         expected_size: int | None = len(buffered)
     else:
+        message = self.flow.request if request else self.flow.response
+        if not _declares_length(message.headers.fields):
+            # Without Content-Length, expected_http_body_size gives 0, -1 (until close) or None (chunked), or
+            # raises: never over a limit here (a chunked or unbounded body is cut as it is buffered). Its header
+            # lookups cost this hot path (four calls per exchange) as much as the rest of this check.
+            return False
         try:
             expected_size = expected_http_body_size(self.flow.request, None if request else self.flow.response)
         except ValueError:
