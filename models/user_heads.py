@@ -149,9 +149,10 @@ def encode_cached(rt: Runtime, ids: Sequence[Sequence[int]], *, cache_dir: Path 
     """Encoder features of `ids`, from `cache_dir` when the same rows were encoded by the same build."""
     if cache_dir is None:
         return rt.encode_ids(ids), False
-    key = hashlib.sha256(json.dumps([FEATURE_CACHE_VERSION, rt.built.directory.name, [list(r) for r in ids]])
+    build_key = rt.built.directory.name
+    key = hashlib.sha256(json.dumps([FEATURE_CACHE_VERSION, build_key, [list(r) for r in ids]])
                          .encode()).hexdigest()[:24]
-    path = cache_dir / f"{key}.npy"
+    path = cache_dir / f"{build_key}-{key}.npy"
     if path.is_file():
         try:
             cached = np.load(path, allow_pickle=False)
@@ -161,6 +162,9 @@ def encode_cached(rt: Runtime, ids: Sequence[Sequence[int]], *, cache_dir: Path 
             pass  # a torn or foreign file: encode again and replace it
     out = rt.encode_ids(ids)
     _atomic_save(path, out)
+    for stale in cache_dir.glob(f"{build_key}-*.npy"):  # one set per build: the benign texts changed
+        if stale != path:
+            stale.unlink(missing_ok=True)
     return out, False
 
 
