@@ -37,13 +37,13 @@ def answered(body: dict[str, Any]) -> tuple[http.HTTPFlow, FlowState]:
 def json_parses(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """Every parse of an answer body, counted where proxy/answer.py parses."""
     seen: list[bytes] = []
-    real: Callable[[bytes], Any] = json.loads
+    real: Callable[[bytes], Any] = answer.parse_json
 
     def loads(data: bytes) -> Any:
         seen.append(data)
         return real(data)
 
-    monkeypatch.setattr(answer.json, "loads", loads)
+    monkeypatch.setattr(answer, "parse_json", loads)
     return seen
 
 
