@@ -1,0 +1,113 @@
+"""What the semantic stage reads instead of the raw text: the spellings that hide words from it folded back.
+
+The tokenizer already maps each code point as e5's SentencePiece normalizer does (NFKC: full-width and
+mathematical letters become ASCII). What it cannot see through, and what evasions use (issue 23):
+
+* separators inside Chinese words: `忽 略 上 述`, `忽-略`, `忽·略`, `启_动`, `把*你` (a run of up to three
+  separator characters between two ideographs or Chinese punctuation marks is removed, as rules/normalize.py's
+  compact view does for word lists);
+* spaced or dotted single letters: `i g n o r e`, `I-g-n-o-r-e`, `i.g.n.o.r.e` (four or more single letters,
+  each after one separator, are joined);
+* Cyrillic and Greek look-alikes among Latin letters: `Іgnоrе` (folded in a token that mixes them with Latin
+  letters, and everywhere in a text whose letters are mostly Latin);
+* leetspeak: `1gn0r3 pr3v10u5` (in a text holding at least two tokens with a digit between letters, the digits
+  0 1 3 4 5 7 and @ $ become letters in every token that has a letter; hex runs of 8+ are left alone);
+* shouting: a run of two or more all-capital words is lower-cased (the cased vocabulary cuts `IGNORE ALL
+  PREVIOUS` into fragments unrelated to the same words in lower case);
+* invisible characters (zero-width, bidi controls, soft hyphen) are removed.
+
+Where it goes: every place a text is tokenized for the gate or the encoder, identically in training
+(models/semantic.training_rows) and detection (models/semantic.split_windows and _split_long; offsets stay
+those of the raw text, since windows are cut on it). It is not wired in yet: the shipped heads were trained
+without it, and wiring it means retraining them with the issue 23 categories
+(bench/data/pending_categories/README.md). A text none of the folds apply to comes back unchanged; on the
+held-out sets' texts it costs ~10 us of CPU per text (about 5% of split_windows), and changes 3 of eval16's
+340 texts (spaces between ideographs).
+"""
+
+from __future__ import annotations
+
+import re
+
+_INVISIBLE_CHARS = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b"
+                                    "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062"
+                                    "\u2063\u2064\u2066\u2067\u2068\u2069\ufeff")
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]+")
+
+# Cyrillic and Greek letters drawn like Latin ones (Unicode's confusables, the ones fonts make identical)
+_LOOKALIKES = str.maketrans(
+    "аеорсухіјѕԁһӏԛԝ" "АВЕКМНОРСТХІЈЅ" "οαιικνρτυχ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdhlqw" "ABEKMHOPCTXIJS" "oaiikvptux" "ABEZHIKMNOPTYX")
+_LOOKALIKE_CHARS = re.compile("[аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅοαιικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ]")
+_WORD = re.compile(r"[^\W\d_]+")
+_CYR_GREEK = re.compile("[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]")
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f\u201c\u201d"
+_CJK_SEPARATED = re.compile(f"(?<=[{_CJK}])[ \t*\\-_.·•|/\\\\~+#－＊＿·・\u3000]{{1,3}}(?=[{_CJK}])")
+
+# single letters, each after one separator; inside such a run two or three spaces are a word gap
+_SPACED = re.compile(r"(?<![A-Za-z0-9])[A-Za-z](?:(?:[ ._*·/|~+\-]| {2,3})[A-Za-z](?![A-Za-z0-9])){3,}")
+_GAP = re.compile(r" {2,3}")
+_SPACED_SEP = re.compile(r"[ ._*·/|~+\-]")
+
+_LEET_PAIR = re.compile(r"[A-Za-z][013457@$]+[A-Za-z]")
+_LEET_TOKEN = re.compile(r"[A-Za-z0-9@$]*[A-Za-z][013457@$]+[A-Za-z][A-Za-z0-9@$]*")
+_ALNUM_TOKEN = re.compile(r"[A-Za-z0-9@$]+")
+_HEX = re.compile(r"[0-9a-fA-F]{8,}")
+_LEET = str.maketrans("013457@$", "oieastas")
+
+_SHOUT = re.compile(r"\b[A-Z]{2,}(?:[\s,.:;!'\"-]+[A-Z]{2,}\b)+")
+
+
+def fold(text: str) -> str:
+    """`text` with the evasions above undone (see the module docstring); the same text when none applies."""
+    if not text.isascii():
+        if _INVISIBLE.search(text):
+            text = _INVISIBLE.sub("", text)
+        if _LOOKALIKE_CHARS.search(text):
+            text = _fold_lookalikes(text)
+        if _CJK_SEPARATED.search(text):
+            text = _CJK_SEPARATED.sub("", text)
+    if _SPACED.search(text):
+        text = _SPACED.sub(_join_letters, text)
+    if _is_leet(text):
+        text = _ALNUM_TOKEN.sub(_unleet, text)
+    if _SHOUT.search(text):
+        text = _SHOUT.sub(lambda m: m.group().lower(), text)
+    return text
+
+
+def _join_letters(m: re.Match[str]) -> str:
+    return " ".join(_SPACED_SEP.sub("", w) for w in _GAP.split(m.group()))
+
+
+def _fold_lookalikes(text: str) -> str:
+    latin = sum(c.isascii() for c in text if c.isalpha())
+    other = len(_CYR_GREEK.findall(text))
+    if latin > other:
+        return text.translate(_LOOKALIKES)
+
+    def mixed(m: re.Match[str]) -> str:
+        w = m.group()
+        return w.translate(_LOOKALIKES) if any(c.isascii() for c in w) else w
+
+    return _WORD.sub(mixed, text)
+
+
+def _is_leet(text: str) -> bool:
+    if not _LEET_PAIR.search(text):
+        return False
+    hits = 0
+    for m in _LEET_TOKEN.finditer(text):
+        if not _HEX.fullmatch(m.group()):
+            hits += 1
+            if hits >= 2:
+                return True
+    return False
+
+
+def _unleet(m: re.Match[str]) -> str:
+    w = m.group()
+    if w.isdigit() or not any(c.isalpha() for c in w) or _HEX.fullmatch(w):
+        return w
+    return w.translate(_LEET)
