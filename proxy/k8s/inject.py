@@ -403,7 +403,6 @@ def _sidecar(s: PodSettings, options: InjectOptions, listen_port: dict[str, Any]
         {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
         {"name": "HOME", "value": "/tmp"},  # noqa: S108 - an emptyDir: the root filesystem is read-only
-        {"name": "WARDEN_MODEL_CACHE", "value": f"{DATA_DIR}/models"},
     ]
     if options.cluster:
         env.append({"name": "WARDEN_CLUSTER", "value": options.cluster})

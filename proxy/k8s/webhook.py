@@ -14,8 +14,10 @@ import base64
 import dataclasses
 import json
 import logging
+import signal
 import ssl
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -182,6 +184,10 @@ def main(argv: list[str]) -> int:
         print(f"warden webhook: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     log.info("serving on %s (image %s)", listen, options.image)
+    # As a container's PID 1 the kernel drops signals that keep their default action: without a handler the
+    # kubelet's SIGTERM is ignored and the pod is killed only after its grace period. shutdown() waits for
+    # serve_forever, so it runs on another thread; the requests in flight finish first.
+    signal.signal(signal.SIGTERM, lambda _sig, _frame: threading.Thread(target=server.shutdown, daemon=True).start())
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -276,9 +276,6 @@ def test_the_webhook_deployment_runs_from_the_image(tmp_path: Path) -> None:
     assert answer["allowed"] is True and answer["patchType"] == "JSONPatch" and answer["patch"]
 
 
-@pytest.mark.xfail(strict=True, reason="proxy/k8s/webhook.py installs no SIGTERM handler, and the kernel drops "
-                   "default-action signals to a PID namespace's init: the kubelet's SIGTERM is ignored and the "
-                   "pod is SIGKILLed after its grace period")
 def test_the_webhook_stops_on_sigterm_as_pid_1(tmp_path: Path) -> None:
     with webhook_container(tmp_path, stop_timeout=1) as (process, _):
         process.proc.send_signal(signal.SIGTERM)  # runc forwards it to the container's PID 1
@@ -287,8 +284,6 @@ def test_the_webhook_stops_on_sigterm_as_pid_1(tmp_path: Path) -> None:
         assert process.proc.returncode is not None
 
 
-@pytest.mark.xfail(strict=True, reason="proxy/k8s/inject.py sets WARDEN_MODEL_CACHE to the warden-data emptyDir, "
-                   "so an injected pod builds the model at every start instead of using the image's")
 def test_injection_keeps_the_images_model() -> None:
     template = inject(example("Deployment", "vllm"), InjectOptions())["spec"]["template"]
     side = next(c for c in template["spec"]["initContainers"] if c["name"] == "warden")

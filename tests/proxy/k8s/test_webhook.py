@@ -164,3 +164,35 @@ def test_json_patch_escapes_pointers() -> None:
     assert {"op": "remove", "path": "/a/gone"} in patch
     assert apply_patch(before, patch) == after
     assert json_patch(after, after) == []
+
+
+def test_sigterm_stops_the_webhook_as_a_pid_namespaces_init(tmp_path: Path) -> None:
+    """In a container the webhook is PID 1, to which the kernel delivers no signal left at its default action:
+    without its handler the kubelet's SIGTERM was ignored until the grace period's SIGKILL. `unshare` gives it
+    that place here."""
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "--pid", "--fork", "true"],
+                                                         capture_output=True).returncode != 0:
+        pytest.skip("this sandbox refuses a PID namespace (unshare --pid)")
+    cert, key = write_self_signed(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    outer = subprocess.Popen(["unshare", "--pid", "--fork", "--kill-child", sys.executable, "-m", "proxy.cli",
+                              "webhook", "--listen", f"127.0.0.1:{port}", "--tls-cert", str(cert),
+                              "--tls-key", str(key)], stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while b"serving on" not in (line := outer.stderr.readline() if outer.stderr else b""):
+            assert line and time.monotonic() < deadline, "the webhook did not start"
+        children = Path(f"/proc/{outer.pid}/task/{outer.pid}/children").read_text().split()
+        init = int(children[0])  # the webhook, PID 1 inside its namespace
+        subprocess.run(["kill", "-TERM", str(init)], check=True)
+        assert outer.wait(10) == 0
+    finally:
+        if outer.poll() is None:
+            outer.kill()
+            outer.wait()
