@@ -62,10 +62,10 @@ HEADER = f"{'detector':<18} {'n':>5} {'accuracy':>9} {'precision':>10} {'recall'
 DEVELOPMENT_SETS = ("semantic_eval.jsonl", *(f"semantic_eval{n}.jsonl" for n in (*range(2, 12), 14, 15)))
 HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eval16.jsonl")
 # Blind sets of the attack categories (issue 23: prompt_injection, self_harm; their own mix: positives, hard
-# negatives of those topics and plain chat). Not pooled into the default reading; eval17 was read once with the
-# heads of its commit (bench/README.md). Two of its plain texts are also benign.yaml exemplars, so
-# `warden models eval` refuses it whole: the first reading dropped those two.
-ATTACK_SETS = ("semantic_eval17.jsonl",)
+# negatives of those topics and plain chat). Not pooled into the default reading. eval17 was read once with the
+# heads of 313b40a (bench/README.md) and is a development set for these categories since (346e579 dropped its
+# two plain texts that are also benign.yaml exemplars); eval18 (9b3a568) was written blind and is not read yet.
+ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl")
 
 
 def data_path(name: str) -> Path:
