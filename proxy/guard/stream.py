@@ -57,6 +57,9 @@ class Lenient(dict[str, Any]):
     surrogates, UTF-16): it is written back by the standard library too, so no value changes on the way."""
 
 
+orjson_loads = orjson.loads
+
+
 def parse_event_data(data: bytes) -> Any:
     """An event's JSON. orjson first: it parses a typical 200-byte chunk in ~0.8 us against ~3.7 us for
     `json.loads` (measured here), and this runs once per streamed event. Whatever orjson rejects is parsed
@@ -441,10 +444,13 @@ class StreamGuard:
             plain = None
             if data is not None and data != b"[DONE]":
                 try:
-                    obj = parse_event_data(data)
-                except (ValueError, UnicodeDecodeError, RecursionError):
-                    obj = None
-                else:
+                    obj = orjson_loads(data)  # parse_event_data's first step, without the call
+                except orjson.JSONDecodeError:
+                    try:
+                        obj = parse_event_data(data)
+                    except (ValueError, UnicodeDecodeError, RecursionError):
+                        obj = None
+                if obj is not None:
                     plain = plain_delta(event, obj)
             if plain is not None:
                 key, holder, name, text = plain
