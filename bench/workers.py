@@ -36,6 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.overhead import free_port, wait_port
+
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -43,23 +45,6 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 PROMPT = ("Summarise the following text in one sentence. " * 22)[:1000]
 CHAT_BODY = json.dumps({"model": "standin-base", "messages": [{"role": "user", "content": PROMPT}],
                         "standin": {"reply": "ok", "prefix_cache": False}}).encode()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_port(port: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise TimeoutError(port)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

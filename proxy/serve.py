@@ -151,6 +151,19 @@ def build_services(config: WardenConfig, worker: int | None = None) -> Services:
     )
 
 
+async def started(proxy: WardenProxy, services: Services) -> bool:
+    """Open the proxy's ports; when they cannot be opened, say why, close the audit log (its boot record was
+    written) and answer False."""
+    try:
+        await proxy.start()
+    except StartupError as exc:
+        log.error(str(exc))
+        if services.audit is not None:
+            await asyncio.to_thread(services.audit.close, 10.0)
+        return False
+    return True
+
+
 async def run(config: WardenConfig) -> int:
     try:
         # First: an admin port that would serve /metrics to anyone is refused before the slow start-up.
@@ -160,12 +173,7 @@ async def run(config: WardenConfig) -> int:
         log.error("cannot start: %s", exc)
         return EXIT_CONFIG
     proxy = WardenProxy(services)
-    try:
-        await proxy.start()
-    except StartupError as exc:
-        log.error(str(exc))
-        if services.audit is not None:
-            await asyncio.to_thread(services.audit.close, 10.0)
+    if not await started(proxy, services):
         return 1
     log.info("serving", extra={"listen": [f"{h}:{p}" for h, p in proxy.listen_addrs()],
                                "admin": f"{config.admin.host}:{proxy.admin.port}", "upstream": config.upstream})

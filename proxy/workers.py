@@ -25,8 +25,8 @@ from audit.errors import AuditError
 from models.errors import ModelsError
 from proxy.config import WardenConfig
 from proxy.exceptions import ProxyError
-from proxy.serve import EXIT_CONFIG, build_services
-from proxy.server import StartupError, WardenProxy
+from proxy.serve import EXIT_CONFIG, build_services, started
+from proxy.server import WardenProxy
 from proxy.telemetry.logs import setup_logging
 from rules.errors import RulesError
 
@@ -89,12 +89,7 @@ async def run_worker(spec: WorkerSpec, early: EarlySignals | None = None) -> int
         return EXIT_CONFIG
     sockets = [socket.socket(fileno=fd) for fd in spec.listen_fds]
     proxy = WardenProxy(services, listen_sockets=sockets, admin_unix=spec.admin_socket)
-    try:
-        await proxy.start()
-    except StartupError as exc:
-        log.error(str(exc))
-        if services.audit is not None:
-            await asyncio.to_thread(services.audit.close, 10.0)
+    if not await started(proxy, services):
         return 1
     os.write(sys.stdout.fileno(), STARTED)
     if early is not None and early.reload:
