@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import orjson
 from mitmproxy import http
 
-from proxy.bodies import BodyError, decode
+from proxy.bodies import BodyError, decode, parse_json
 from proxy.errors import internal_error, invalid_json
 from proxy.state import FlowState, Outcome, get_state
 
@@ -60,16 +58,6 @@ def fail_closed[Hook: Callable[..., Any]](hook: Hook) -> Hook:
     return wrapper  # type: ignore[return-value]
 
 
-def loads(content: bytes) -> Any:
-    """`json.loads`, accepting exactly what it accepts, ~4x faster on a typical body: orjson first, and what
-    orjson rejects (NaN, integers beyond 64 bits, lone surrogates, UTF-16) parsed again by `json.loads`,
-    which raises as before when it rejects it too. Runs once per exchange, guarded or not."""
-    try:
-        return orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return json.loads(content)
-
-
 def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str, object] | None:
     """The request body as a JSON object, decoded (bounded) and parsed at most once per flow.
 
@@ -83,7 +71,7 @@ def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str,
         return None
     try:
         content = decode(raw, flow.request.headers.get("content-encoding", ""), limit)
-        parsed = loads(content)
+        parsed = parse_json(content)
     except BodyError as exc:
         state.request_body_error = exc.error
         return None

@@ -69,3 +69,26 @@ def test_a_stream_decoder_refuses_a_bomb_garbage_and_encodings_it_cannot_decode(
         StreamDecoder("gzip", 1 << 20).decode(b"data: plain text\n\n")
     with pytest.raises(StreamDecodeError, match="cannot be decoded"):
         StreamDecoder("br", 1 << 20).decode(b"\x0b\x02\x80")
+
+
+@pytest.mark.parametrize("doc", [
+    b'{"a": 1}', b'{"n": NaN, "i": -Infinity}', b'{"big": 123456789012345678901234567890}', b'{"s": "\\ud800"}',
+    b'{"u64": 18446744073709551616, "i64": -9223372036854775809}', b'{"max": 9223372036854775807}',
+    '{"u": "\u00e9"}'.encode("utf-16"), b'{"a": 1, "a": 2}', b'{"f": 1e400}', b' [1, 2.5, "x", null] ',
+])
+def test_parse_json_gives_what_json_loads_gives(doc: bytes) -> None:
+    """orjson first for speed, but exactly json.loads' documents and values (the fallback decides the rest)."""
+    from proxy.bodies import parse_json
+
+    got, want = parse_json(doc), json.loads(doc)
+    assert repr(got) == repr(want)  # NaN != NaN, but their reprs agree; 1 and 1.0 do not
+
+
+@pytest.mark.parametrize("doc", [b"{", b'{"a": 1} x', b"\xff\xfe{", b"[" * 100_000])
+def test_parse_json_refuses_what_json_loads_refuses(doc: bytes) -> None:
+    from proxy.bodies import parse_json
+
+    with pytest.raises((ValueError, RecursionError)):
+        json.loads(doc)
+    with pytest.raises((ValueError, RecursionError)):
+        parse_json(doc)
