@@ -14,7 +14,8 @@ more (`base64(base64(x))`) and no deeper. A decoded prefix counts only when it i
 block almost never is (a random byte is printable ASCII with p ~0.37, and never valid UTF-8 for long), so the
 word lists never see it. JWTs decode to JSON claims: text, scanned, and clean unless the claims say something.
 
-Pure: only `binascii` and `re`; the scanners to run on decoded text are passed in.
+Pure: `binascii`, `re` and RE2 (through rules/normalize.py, the one module that touches its binding); the
+scanners to run on decoded text are passed in.
 """
 
 from __future__ import annotations
