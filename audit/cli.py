@@ -27,14 +27,13 @@ from audit.fleet import (
     Discovery,
     FleetReport,
     LogResult,
-    MultiUnwrapper,
     Status,
     Trust,
     discover_directory,
     discover_s3,
     verify_fleet,
 )
-from audit.keys import KeyProvider, KmsKeyProvider, LocalKeyProvider, Unwrapper
+from audit.keys import LocalKeyProvider
 from audit.line import parse_line
 from audit.merkle import inclusion_proof, leaf_hash, list_range_hash, verify_inclusion
 from audit.signers import PUBLIC_KEY_FILE, KeyRing
@@ -127,41 +126,6 @@ def _source(args: argparse.Namespace) -> Source:
     return DirectorySource(path)
 
 
-def _keyring(args: argparse.Namespace) -> tuple[KeyRing, list[str]]:
-    ring = KeyRing()
-    notes: list[str] = []
-    files = [Path(p) for p in args.public_key]
-    if args.key_dir is not None:
-        files.append(args.key_dir / PUBLIC_KEY_FILE)
-    for file in files:
-        try:
-            ring.add_bytes(file.read_bytes())
-        except (OSError, ConfigError) as exc:
-            raise UsageError(f"warden audit: cannot use public key {file}: {exc}") from exc
-    for key_id in args.kms_key_id:
-        try:
-            ring.add_kms(key_id, endpoint_url=args.endpoint_url, region=args.region)
-        except AuditError as exc:
-            notes.append(f"KMS key {key_id} unavailable: {exc}")
-    return ring, notes
-
-
-def _unwrapper(args: argparse.Namespace) -> Unwrapper:
-    providers: list[KeyProvider] = []
-    files = list(args.key_file)
-    if args.key_dir is not None and (args.key_dir / "chain.key").is_file():
-        files.append(args.key_dir / "chain.key")
-    for file in files:
-        try:
-            providers.append(LocalKeyProvider.from_file(file))
-        except AuditError as exc:
-            raise UsageError(f"warden audit: cannot use key file {file}: {exc}") from exc
-    if args.kms_decrypt:
-        providers.append(KmsKeyProvider("", endpoint_url=args.endpoint_url, region=args.region))
-    return _MultiUnwrapper(providers)
-
-
-_MultiUnwrapper = MultiUnwrapper  # moved to audit.fleet, where worker processes build their own
 
 
 class _ProgressBar:
@@ -225,8 +189,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if discovery is not None:
         return _cmd_verify_fleet(args, discovery)
     source = _source(args)
-    ring, notes = _keyring(args)
-    unwrapper = _unwrapper(args)
+    trust, ring, notes = _trust(args)
+    unwrapper = trust.unwrapper()
     trusted = None
     if args.trusted_state is not None:
         try:
@@ -271,32 +235,34 @@ def _fleet(args: argparse.Namespace) -> Discovery | None:
     return discovery
 
 
-def _trust(args: argparse.Namespace) -> tuple[Trust, list[str]]:
-    """The same keys as `_keyring` and `_unwrapper`, as values each worker process can rebuild."""
+def _trust(args: argparse.Namespace) -> tuple[Trust, KeyRing, list[str]]:
+    """The keys the flags name, checked here (a file that cannot be used is a usage error naming it): as values
+    each fleet worker process can rebuild (`Trust`), and the ring built from them in this process."""
     files = [Path(p) for p in args.public_key]
-    key_files = [str(p) for p in args.key_file]
+    # `prove` reads signatures only: it has no chain-key flags.
+    key_files = [str(p) for p in getattr(args, "key_file", ())]
+    kms_decrypt = bool(getattr(args, "kms_decrypt", False))
     if args.key_dir is not None:
         files.append(args.key_dir / PUBLIC_KEY_FILE)
-        if (args.key_dir / "chain.key").is_file():
+        if hasattr(args, "key_file") and (args.key_dir / "chain.key").is_file():
             key_files.append(str(args.key_dir / "chain.key"))
     public: list[bytes] = []
     for file in files:
         try:
-            public.append(file.read_bytes())
-        except OSError as exc:
+            data = file.read_bytes()
+            KeyRing().add_bytes(data)
+        except (OSError, ConfigError) as exc:
             raise UsageError(f"warden audit: cannot use public key {file}: {exc}") from exc
-    trust = Trust(tuple(public), tuple(args.kms_key_id), tuple(key_files), args.kms_decrypt, args.endpoint_url,
-                  args.region)
-    try:
-        _ring, notes = trust.keyring()
-    except ConfigError as exc:
-        raise UsageError(f"warden audit: cannot use public key: {exc}") from exc
+        public.append(data)
     for key_file in key_files:
         try:
             LocalKeyProvider.from_file(Path(key_file))
         except AuditError as exc:
             raise UsageError(f"warden audit: cannot use key file {key_file}: {exc}") from exc
-    return trust, notes
+    trust = Trust(tuple(public), tuple(args.kms_key_id), tuple(key_files), kms_decrypt, args.endpoint_url,
+                  args.region)
+    ring, notes = trust.keyring()
+    return trust, ring, notes
 
 
 def _fleet_progress(stream: TextIO) -> Callable[[int, int], None]:
@@ -359,7 +325,7 @@ def _print_fleet(fleet: FleetReport, notes: list[str], max_age: float | None, ou
 
 
 def _cmd_verify_fleet(args: argparse.Namespace, discovery: Discovery) -> int:
-    trust, notes = _trust(args)
+    trust, _ring, notes = _trust(args)
     progress = _fleet_progress(sys.stderr) if sys.stderr.isatty() else None
     fleet = verify_fleet(discovery, trust, max_age=args.max_age, jobs=args.jobs, progress=progress)
     if args.json:
@@ -383,7 +349,7 @@ def _segments(source: Source) -> list[tuple[int, str]]:
 
 def _cmd_prove(args: argparse.Namespace) -> int:
     source = _source(args)
-    ring, _notes = _keyring(args)
+    _trust_values, ring, _notes = _trust(args)
     heads = sorted(n for n in source.names() if n.startswith(CHECKPOINT_DIR + "/") and n.endswith(".json"))
     if not heads:
         print("warden audit prove: no checkpoints", file=sys.stderr)
