@@ -231,6 +231,10 @@ class StreamBlocked(ProxyError):
         self.text = text
 
 
+# What ends a stream from inside the guard: a block, a schema cut, an event or lane no client could follow.
+STREAM_ENDINGS = (StreamBlocked, SchemaCut, MalformedEvent, MalformedLane)
+
+
 @dataclass(slots=True)
 class StreamVerdicts:
     """What the guard decided on this stream so far: fed into FlowState by the relay."""
@@ -388,12 +392,8 @@ class StreamGuard:
             except (ValueError, UnicodeDecodeError, RecursionError):
                 return self.fail("the model server sent an event that is not JSON")
             return self.on_parsed(event, obj)
-        except StreamBlocked as blocked:
-            return self.block(blocked)
-        except SchemaCut as cut:
-            return self.cut(cut)
-        except (MalformedEvent, MalformedLane) as exc:
-            return self.fail(str(exc))
+        except STREAM_ENDINGS as exc:
+            return self.end_on(exc)
 
     def on_parsed(self, event: SseEvent, obj: Any) -> list[bytes]:
         """`on_event` once the event's JSON is parsed (semantic verdicts already collected)."""
@@ -411,12 +411,16 @@ class StreamGuard:
             if isinstance(kind, str) and kind.startswith("response."):
                 return self.on_responses_event(event, obj, kind)
             return [event.raw]
-        except StreamBlocked as blocked:
-            return self.block(blocked)
-        except SchemaCut as cut:
-            return self.cut(cut)
-        except (MalformedEvent, MalformedLane) as exc:
-            return self.fail(str(exc))
+        except STREAM_ENDINGS as exc:
+            return self.end_on(exc)
+
+    def end_on(self, exc: StreamBlocked | SchemaCut | MalformedEvent | MalformedLane) -> list[bytes]:
+        """The events that end the stream for one of STREAM_ENDINGS."""
+        if isinstance(exc, StreamBlocked):
+            return self.block(exc)
+        if isinstance(exc, SchemaCut):
+            return self.cut(exc)
+        return self.fail(str(exc))
 
     # -- batches: the events of one upstream read ---------------------------------------------------------
 
