@@ -11,9 +11,10 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from mitmproxy import http
+from mitmproxy import addonmanager, http
 from mitmproxy.proxy import server_hooks
 
+from proxy.mitm import dispatch
 from proxy.services import Services
 from proxy.stages.admission import Admission
 from proxy.stages.audit_emit import AuditEmit
@@ -66,6 +67,11 @@ class Pipeline:
             name: [getattr(s, name) for s in self.stages if callable(getattr(s, name, None))]
             for name in SERVER_HOOKS
         }
+
+    def load(self, loader: addonmanager.Loader) -> None:
+        """mitmproxy's hook walk, done once per hook instead of once per event (proxy/mitm/dispatch.py): the
+        master that loads the pipeline is Warden's own."""
+        dispatch.install(loader.master.addons)
 
     def _run(self, name: str, flow: http.HTTPFlow) -> Awaitable[None] | None:
         hooks = self._hooks[name]

@@ -8,6 +8,8 @@ modules, and nothing else in Warden reaches below mitmproxy's addon API (a ruff 
   encrypted (client TLS layer) as mitmproxy would.
 - `error_pages`: mitmproxy's own error pages (HTTP/1 and HTTP/2) as OpenAI-shaped JSON; upstream timeouts
   on TLS upstreams marked in its error path.
+- `dispatch`: the addon hook walk done once per hook name instead of once per event (same calls, order and
+  error handling as `AddonManager.handle_lifecycle`).
 - `wire_bounds`: request head size and time, idle connections, body limits per direction, lingering close,
   patched into the HTTP/1 server layer and the HTTP stream.
 
