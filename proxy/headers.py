@@ -21,6 +21,33 @@ HOP_BY_HOP = frozenset(
 NEVER_DROPPED = frozenset({b"content-length", b"transfer-encoding", b"host"})
 
 
+def header(headers: Headers, name: bytes, default: str = "") -> str:
+    """`headers.get(name, default)`: every value of the field folded with ", ", decoded as mitmproxy decodes
+    (UTF-8, surrogateescape). `name` is lower-case bytes. mitmproxy's own lookup converts the name and each
+    field's name per call and finds a missing field by its KeyError: our stages look up a few fields on
+    every exchange."""
+    values = [value for key, value in headers.fields if key.lower() == name]
+    if not values:
+        return default
+    return ", ".join(value.decode("utf-8", "surrogateescape") for value in values)
+
+
+def set_headers(headers: Headers, values: dict[bytes, str]) -> None:
+    """`headers[name] = value` for each `name` (lower-case bytes) in turn, in one pass: a field already there
+    keeps its place and spelling and takes the value, its repeats are dropped; the others are appended in
+    order. Values are encoded as mitmproxy encodes them (UTF-8, surrogateescape)."""
+    pending = {name: value.encode("utf-8", "surrogateescape") for name, value in values.items()}
+    fields = []
+    for field in headers.fields:
+        name = field[0].lower()
+        if name not in values:
+            fields.append(field)
+        elif name in pending:
+            fields.append((field[0], pending.pop(name)))
+    fields.extend(pending.items())
+    headers.fields = tuple(fields)
+
+
 def strip_hop_by_hop(headers: Headers) -> None:
     fields = headers.fields
     if not any(name.lower() in HOP_BY_HOP for name, _ in fields):

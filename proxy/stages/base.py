@@ -12,6 +12,7 @@ from mitmproxy import http
 
 from proxy.bodies import BodyError, decode, parse_json
 from proxy.errors import internal_error, invalid_json
+from proxy.headers import header
 from proxy.state import FlowState, Outcome, get_state
 
 log = logging.getLogger("warden.stage")
@@ -70,7 +71,7 @@ def request_json(flow: http.HTTPFlow, state: FlowState, limit: int) -> dict[str,
     if not raw:
         return None
     try:
-        content = decode(raw, flow.request.headers.get("content-encoding", ""), limit)
+        content = decode(raw, header(flow.request.headers, b"content-encoding"), limit)
         parsed = parse_json(content)
     except BodyError as exc:
         state.request_body_error = exc.error

@@ -8,7 +8,7 @@ import uuid
 from mitmproxy import http
 
 from proxy.errors import invalid_path
-from proxy.headers import strip_hop_by_hop, wants_close
+from proxy.headers import header, set_headers, strip_hop_by_hop, wants_close
 from proxy.paths import judge_path
 from proxy.services import Services
 from proxy.stages.base import fail_closed, request_json
@@ -25,15 +25,16 @@ class Correlate:
 
     @fail_closed
     def requestheaders(self, flow: http.HTTPFlow) -> None:
-        supplied = flow.request.headers.get("x-request-id", "")
+        headers = flow.request.headers
+        supplied = header(headers, b"x-request-id")
         # Logs and audit records carry the id: one holding PII (an ID number is a sane token too) is replaced.
         sane = _REQUEST_ID.fullmatch(supplied) is not None and self.services.guard.recordable_name(
             supplied, remember=False) == supplied
         request_id = supplied if sane else uuid.uuid4().hex
         if request_id != supplied:
-            flow.request.headers["x-request-id"] = request_id
-        client_close = wants_close(flow.request.http_version, flow.request.headers)
-        strip_hop_by_hop(flow.request.headers)
+            set_headers(headers, {b"x-request-id": request_id})
+        client_close = wants_close(flow.request.http_version, headers)
+        strip_hop_by_hop(headers)
         path = judge_path(flow.request.path)
         state = FlowState(
             request_id=request_id,
@@ -58,7 +59,7 @@ class Correlate:
         if state is None or flow.response is not None:
             return
         # Only bodies that can be JSON: an upload to an unknown route is not parsed for a model name.
-        if state.route not in INSPECTED_ROUTES and "json" not in flow.request.headers.get("content-type", ""):
+        if state.route not in INSPECTED_ROUTES and "json" not in header(flow.request.headers, b"content-type"):
             return
         body = request_json(flow, state, self.limit)
         if body is not None:

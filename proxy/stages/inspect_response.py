@@ -18,6 +18,7 @@ from proxy.errors import ApiError, content_blocked, guard_timeout
 from proxy.guard.body import BodyInspector, BodyScan
 from proxy.guard.extract import put
 from proxy.guard.ledger import Direction
+from proxy.headers import header, set_headers
 from proxy.services import Services
 from proxy.stages.base import fail_closed
 from proxy.state import INSPECTED_ROUTES, FlowState, Outcome, get_state
@@ -42,7 +43,7 @@ class InspectResponse:
             self._finish(flow, state, response.raw_content or b"")
             return None
         # Parsed once for the exchange: the answer's usage, id and finish reasons come from this parse too.
-        parsed = parse_answer(state.answer, response.raw_content or b"", response.headers.get("content-encoding", ""),
+        parsed = parse_answer(state.answer, response.raw_content or b"", header(response.headers, b"content-encoding"),
                               self.config.max_response_bytes)
         if parsed.body is None:
             # An answer we cannot read cannot be checked: it is not passed on (fail closed).
@@ -92,5 +93,5 @@ class InspectResponse:
     def _finish(self, flow: http.HTTPFlow, state: FlowState, content: bytes) -> None:
         assert flow.response is not None
         state.output_digest = self.services.digester.digest(content)
-        flow.response.headers["x-warden-action"] = state.ledger.action.value
-        flow.response.headers["x-warden-request-id"] = state.request_id
+        set_headers(flow.response.headers, {b"x-warden-action": state.ledger.action.value,
+                                            b"x-warden-request-id": state.request_id})

@@ -25,7 +25,7 @@ from proxy.bodies import StreamDecodeError, StreamDecoder
 from proxy.errors import ApiError, upstream_unavailable
 from proxy.guard.ledger import Direction, strongest
 from proxy.guard.stream import Judge, StreamGuard, closing_events
-from proxy.headers import strip_hop_by_hop
+from proxy.headers import header, set_headers, strip_hop_by_hop
 from proxy.mitm.client_wire import write_to_client
 from proxy.schemas.answer import offered_functions
 from proxy.schemas.plan import SchemaPolicy
@@ -361,20 +361,23 @@ class Stream:
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         state = get_state(flow)
         assert flow.response is not None
-        strip_hop_by_hop(flow.response.headers)
+        headers = flow.response.headers
+        strip_hop_by_hop(headers)
         if state is None:
             return
+        ours: dict[bytes, str] = {}  # set in one pass (proxy/headers.py set_headers), in this order
         if state.client_close:
             # mitmproxy closes after this exchange when the response says so: the client's own `close` was
             # stripped with the other hop-by-hop headers before mitmproxy could read it (RFC 9112 section 9.6).
-            flow.response.headers["connection"] = "close"
-        flow.response.headers["x-warden-request-id"] = state.request_id
-        content_type = flow.response.headers.get("content-type", "")
-        if not content_type.startswith("text/event-stream"):
+            ours[b"connection"] = "close"
+        ours[b"x-warden-request-id"] = state.request_id
+        if not header(headers, b"content-type").startswith("text/event-stream"):
+            set_headers(headers, ours)
             return
         state.stream = True
         # The action known so far (the prompt's); the answer's own verdict goes to metrics and audit.
-        flow.response.headers["x-warden-action"] = state.ledger.action.value
+        ours[b"x-warden-action"] = state.ledger.action.value
+        set_headers(headers, ours)
         guard = None
         config = self.services.config
         answered = 200 <= flow.response.status_code < 300
@@ -396,7 +399,7 @@ class Stream:
             # The content guard is off, the schema is not: events are framed and parsed for the gate alone.
             guard = StreamGuard(None, PseudonymVault(), state.route, config.block_status, gate=gate)
         relay = SseRelay(state, self.clock, guard, self.services.digester.stream())
-        encoding = flow.response.headers.get("content-encoding", "").strip().lower()
+        encoding = header(headers, b"content-encoding").strip().lower()
         if encoding in ("", "identity"):
             flow.response.stream = relay
         elif guard is None:

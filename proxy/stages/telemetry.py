@@ -15,6 +15,7 @@ from mitmproxy import http
 
 from proxy.answer import parse_answer
 from proxy.guard.ledger import GuardLedger
+from proxy.headers import header
 from proxy.schemas.plan import SchemaFacts
 from proxy.services import Services
 from proxy.state import FlowState, Outcome, Route, get_state
@@ -59,7 +60,7 @@ class Telemetry:
         spans = state.provenance.spans
         if b'"usage"' not in content and (spans is None or not spans.sampled):
             return  # nothing a parse would tell the metrics, and no span to tell
-        parse_answer(answer, content, flow.response.headers.get("content-encoding", ""),
+        parse_answer(answer, content, header(flow.response.headers, b"content-encoding"),
                      self.services.config.max_response_bytes)
 
     def _finish(self, flow: http.HTTPFlow, state: FlowState) -> None:

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from mitmproxy import http
 
+from proxy.headers import header
 from proxy.services import Services
 from proxy.state import get_state
 from proxy.telemetry.tracing import trace_id_from_traceparent
@@ -39,7 +40,7 @@ class Trace:
         if state is None:
             return
         if not self.enabled:
-            traceparent = flow.request.headers.get("traceparent")
+            traceparent = header(flow.request.headers, b"traceparent")
             if traceparent:
                 state.provenance.trace_id = trace_id_from_traceparent(traceparent)
             return
