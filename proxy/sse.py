@@ -67,11 +67,15 @@ class SseFramer:
         return len(self._buf)
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        if not self._buf and chunk.endswith(b"\n\n") and chunk.find(b"\n\n") == len(chunk) - 2 \
-                and b"\r" not in chunk:
+        if not self._buf and chunk.endswith(b"\n\n") and b"\r" not in chunk:
             # One whole LF-only event and nothing buffered (what vLLM and the stand-in write per chunk): no
-            # copy through the buffer.
-            return [parse_event(chunk)]
+            # copy through the buffer. A single `data:` line is parse_event's own fast path, made here
+            # without the call and its checks over again.
+            last = len(chunk) - 2
+            if chunk.find(b"\n") == last and chunk.startswith(b"data: "):
+                return [SseEvent(chunk, None, chunk[6:last])]
+            if chunk.find(b"\n\n") == last:
+                return [parse_event(chunk)]
         if b"\r" not in chunk and (not self._buf or b"\r" not in self._buf):
             return self._feed_lf(chunk)
         self._buf += chunk

@@ -124,28 +124,36 @@ def _patch_http1_server() -> None:
         if self.state != self.read_headers:
             self.warden_head_started = None
 
+    # read_body and send run for every piece of a body (send: every relayed event of a stream): they hand back
+    # mitmproxy's own generator unless there is something to do, instead of wrapping it in one more.
     def read_body(self: Any, event: events.Event) -> CommandGenerator[None]:
         if self.warden_lingering_since is not None and isinstance(event, events.DataReceived):
-            self.warden_discarded += len(event.data)
-            if self.warden_discarded > LINGER_BYTES:
-                _wire().count("linger_done")
-                yield commands.CloseConnection(self.conn)
-                self.state = self.done
-                return
+            return linger(self, event)
+        return original_read_body(self, event)
+
+    def linger(self: Any, event: events.DataReceived) -> CommandGenerator[None]:
+        self.warden_discarded += len(event.data)
+        if self.warden_discarded > LINGER_BYTES:
+            _wire().count("linger_done")
+            yield commands.CloseConnection(self.conn)
+            self.state = self.done
+            return
         yield from original_read_body(self, event)
 
     def send(self: Any, event: Any) -> CommandGenerator[None]:
         if (isinstance(event, ResponseProtocolError) and event.code is ErrorCode.REQUEST_TOO_LARGE
                 and not self.response and not self.request_done
                 and self.conn.state & ConnectionState.CAN_WRITE):
-            # Lingering close: the 413, our write side shut, the rest of the body read (read_body) and dropped.
-            # The stream is errored already, so what is read goes nowhere.
-            yield commands.SendData(self.conn, _http1.make_error_response(413, event.message))
-            yield commands.CloseTcpConnection(self.conn, half_close=True)
-            self.warden_lingering_since = _wire().clock()
-            self.warden_discarded = 0
-            return
-        yield from original_send(self, event)
+            return too_large(self, event)
+        return original_send(self, event)
+
+    def too_large(self: Any, event: ResponseProtocolError) -> CommandGenerator[None]:
+        # Lingering close: the 413, our write side shut, the rest of the body read (read_body) and dropped.
+        # The stream is errored already, so what is read goes nowhere.
+        yield commands.SendData(self.conn, _http1.make_error_response(413, event.message))
+        yield commands.CloseTcpConnection(self.conn, half_close=True)
+        self.warden_lingering_since = _wire().clock()
+        self.warden_discarded = 0
 
     def mark_done(self: Any, *, request: bool = False, response: bool = False) -> CommandGenerator[None]:
         yield from original_mark_done(self, request=request, response=response)
