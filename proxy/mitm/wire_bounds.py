@@ -176,14 +176,18 @@ def body_too_large_message(request: bool, limit: int) -> str:
 
 
 def _declares_length(fields: Iterable[tuple[bytes, bytes]]) -> bool:
-    return any(len(name) == 14 and name.lower() == b"content-length" for name, _ in fields)
+    # A loop, not any() over a generator: 0.29 against 0.68 us, four times per exchange.
+    for name, _ in fields:  # noqa: SIM110
+        if len(name) == 14 and name.lower() == b"content-length":
+            return True
+    return False
 
 
 def _check_body_size(self: Any, request: bool) -> Generator[Any, Any, bool]:
     """mitmproxy 12's `HttpStream.check_body_size` with a limit per direction and Warden's own message (its
     `stream_large_bodies` branch is left out: Warden never sets that option). True when the body is over its
     limit and the exchange was ended."""
-    limits = _wire().limits
+    limits = Http1Server.warden_wire.limits  # type: ignore[attr-defined]  # _wire(), inline on this hot path
     limit = limits.request_body_bytes if request else limits.response_body_bytes
     if not limit:
         return False
