@@ -13,14 +13,19 @@ import secrets
 
 
 class Digester:
-    __slots__ = ("_key",)
+    __slots__ = ("_key", "_keyed")
 
     def __init__(self, key: bytes | None = None) -> None:
         self._key = key if key is not None else secrets.token_bytes(32)
+        # the keyed state made once and copied per digest: 3.3 us a digest against 5.5 us for hmac.new (two per
+        # request; measured by a helper, session 11)
+        self._keyed = hmac.new(self._key, digestmod=hashlib.sha256)
 
     def digest(self, data: bytes) -> str:
-        return hmac.new(self._key, data, hashlib.sha256).hexdigest()
+        h = self._keyed.copy()
+        h.update(data)
+        return h.hexdigest()
 
     def stream(self) -> hmac.HMAC:
         """An incremental digest, for answers that arrive in chunks."""
-        return hmac.new(self._key, digestmod=hashlib.sha256)
+        return self._keyed.copy()
