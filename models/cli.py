@@ -30,6 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--categories", type=Path, metavar="DIR",
                    help="your own categories: DIR/*.yaml in the format of models/data/categories; writes a user "
                         "heads file for `warden serve --heads FILE`, beside the builtin heads (models/user_heads.py)")
+    t.add_argument("--attack", action="store_true",
+                   help="train the attack categories' heads (models/data/attack_categories, prompt_injection and "
+                        "self_harm) into models/data/attack_heads.json with the --categories recipe "
+                        "(models/attack_heads.py)")
     t.add_argument("--target-fpr", type=float, default=None,
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
                    "models.train.TARGET_FPR; with --categories 0.02, models.user_heads.TARGET_FPR)")
@@ -39,6 +43,8 @@ def _parser() -> argparse.ArgumentParser:
                         "models.evaluate.HELD_OUT_SETS)")
     e.add_argument("--heads", type=Path, metavar="FILE",
                    help="also load your own categories' heads (`warden models train --categories DIR --out FILE`)")
+    e.add_argument("--no-attack", dest="attack", action="store_false",
+                   help="leave out the attack categories' heads (prompt_injection, self_harm)")
     e.add_argument("--clear-below", type=float, default=None, help="fusion: clear keyword hits below this")
     e.add_argument("--errors", action="store_true", help="list misclassified texts of the fused row")
     e.add_argument("--by-category", action="store_true",
@@ -77,6 +83,16 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.attack:
+        from models import attack_heads, user_heads
+
+        if args.categories is not None:
+            print("warden models: --attack trains models/data/attack_categories; --categories DIR is your own",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        args.categories = attack_heads.categories_dir()
+        args.out = args.out or attack_heads.heads_path()
+        return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK)
     if args.categories is not None:
         return _train_user(args)
     from models import build, categories, runtime, semantic, train
@@ -99,7 +115,7 @@ def _train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _train_user(args: argparse.Namespace) -> int:
+def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None) -> int:
     import time
 
     from models import build, runtime, user_heads
@@ -116,8 +132,9 @@ def _train_user(args: argparse.Namespace) -> int:
     rt = runtime.Runtime(built, threads=2)
     user, rep = user_heads.train_user(
         args.categories, rt, target_fpr=user_heads.TARGET_FPR if args.target_fpr is None else args.target_fpr,
-        gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall,
-        cache_dir=user_heads.feature_cache_dir(), progress=user_heads.stderr_progress)
+        gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall, reserved=reserved,
+        rank=user_heads.RANK if rank is None else rank, cache_dir=user_heads.feature_cache_dir(),
+        progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads
     print(f"warden models: categories {', '.join(h.categories)} (levels {h.levels}); {rep.exemplars} exemplars "
@@ -143,18 +160,20 @@ def _eval(args: argparse.Namespace) -> int:
     if leaked:
         print(f"warden models: {len(leaked)} evaluation texts are also training exemplars", file=sys.stderr)
         return EXIT_FAIL
-    detector = semantic.load_default()
-    detectors = [detector]
-    if args.heads is not None:
-        from models import user_heads
+    from models import attack_heads, user_heads
 
-        user = user_heads.load_detector(args.heads, detector)
-        own = [it.text for it in items if user_heads.text_digest(it.text) in user.user.exemplar_digests]
+    detector = semantic.load_default()
+    extra: list[user_heads.UserSemanticDetector] = []
+    if args.attack:
+        extra.append(attack_heads.load_detector(detector))
+    if args.heads is not None:
+        extra.append(user_heads.load_detector(args.heads, detector, extra))
+    for d in extra:
+        own = [it.text for it in items if user_heads.text_digest(it.text) in d.user.exemplar_digests]
         if own:
-            print(f"warden models: {len(own)} evaluation texts are training exemplars of {args.heads}",
-                  file=sys.stderr)
+            print(f"warden models: {len(own)} evaluation texts are training exemplars of {d.path}", file=sys.stderr)
             return EXIT_FAIL
-        detectors.append(user)
+    detectors: list[semantic.SemanticDetector] = [detector, *extra]
     scanner = evaluate.scanner_detector() if args.lexical == "scanner" else None
     name, lexical = scanner if scanner else ("keyword baseline", evaluate.keyword_detector(cats))
     fusions = [Fusion(d, clear_below=d.clear_below if args.clear_below is None else args.clear_below)
@@ -175,7 +194,7 @@ def _eval(args: argparse.Namespace) -> int:
         detect(it.text)
     rows = evaluate.evaluate(items, lexical, detect, fusion, judged)
     print(f"{', '.join(map(str, paths))}: {len(items)} texts; lexical = {name}"
-          + (f"; user heads {args.heads} ({', '.join(detectors[1].categories)})" if len(detectors) > 1 else ""))
+          + "".join(f"; heads {d.path} ({', '.join(d.categories)})" for d in extra))
     print(evaluate.HEADER)
     for r in rows:
         print(r.row())
@@ -188,14 +207,12 @@ def _eval(args: argparse.Namespace) -> int:
             print(evaluate.BY_GROUP_HEADER)
             for line in evaluate.by_group(items, preds):
                 print(line)
-        if len(detectors) > 1:
-            from models import user_heads
-
-            passed = [user_heads.needs_encoder(detectors[1], it.text) for it in items]
+        for d in extra:
+            passed = [user_heads.needs_encoder(d, it.text) for it in items]
             pos = [p for p, it in zip(passed, items, strict=True) if it.label is not None]
             neg = [p for p, it in zip(passed, items, strict=True) if it.label is None]
-            print(f"user gate: {sum(pos)}/{len(pos)} positives and {sum(neg)}/{len(neg)} negatives reach the "
-                  "user heads' encoder stage")
+            print(f"gate of {d.path.name}: {sum(pos)}/{len(pos)} positives and {sum(neg)}/{len(neg)} negatives "
+                  "reach its encoder stage")
         if args.errors:
             for it, pred in zip(items, preds, strict=True):
                 if pred != (it.label is not None):

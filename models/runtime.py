@@ -6,8 +6,10 @@ One `Runtime` per process is enough: the tokenizer and numpy parts are pure, and
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +25,10 @@ QUERY_PREFIX = "query: "  # e5's prefix for symmetric tasks such as classificati
 # Short windows keep one harmful sentence from being averaged away by benign neighbours: inside 20 benign
 # sentences, "谁能帮我去考四六级..." scored 0.10 in its 120-token window, 0.64 in its 56-token window.
 MAX_TOKENS = 64
+# Windows whose encoder outputs are kept for the next head set judging the same text (Runtime.early/late): the
+# longest text the proxy judges whole is a few dozen windows.
+EARLY_CACHE = 64
+LATE_CACHE = 256
 OUTPUTS = ["embedding", *(f"pool{i}" for i in POOL_LAYERS)]
 FEATURES = 384 * len(OUTPUTS)
 EARLY_POOLS = [f"pool{i}" for i in POOL_LAYERS if i <= EXIT_LAYER]
@@ -39,6 +45,7 @@ class Early:
     pools: dict[str, F32]  # pool<i> [384] for i <= EXIT_LAYER
     hidden: F32  # [1, T, 384]
     mask: npt.NDArray[np.int64]
+    key: tuple[int, ...] = field(default=(), compare=False)  # the content ids it was run on (the caches' key)
 
     @property
     def exit_features(self) -> F32:
@@ -65,9 +72,52 @@ class Runtime:
         self._late = ort.InferenceSession(str(built.path(build.ENCODER_LATE)), opts,
                                           providers=["CPUExecutionProvider"])
         self._prefix = self.tokenizer.encode(QUERY_PREFIX.rstrip())
+        # Several head sets judge the same windows (the builtin heads, the attack heads, a user's): a window
+        # one set has sent through the encoder is not run again for the next. Bounded: an Early holds the
+        # hidden states (~100 KB at 64 tokens), full features are 6 KB.
+        self._early_cache: OrderedDict[tuple[int, ...], Early] = OrderedDict()
+        self._late_cache: OrderedDict[tuple[int, ...], F32] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     # -- second stage -------------------------------------------------------------------------------
     def early(self, ids: Sequence[int]) -> Early:
+        """`run_early`, remembered for the last EARLY_CACHE windows."""
+        key = tuple(ids)
+        with self._cache_lock:
+            hit = self._early_cache.get(key)
+            if hit is not None:
+                self._early_cache.move_to_end(key)
+                return hit
+        out = self.run_early(key)
+        _remember(self._early_cache, key, out, EARLY_CACHE, self._cache_lock)
+        return out
+
+    def late(self, early: Early) -> F32:
+        """`run_late`, remembered for the last LATE_CACHE windows (an Early made by `early` carries its key)."""
+        key = early.key
+        if key:
+            with self._cache_lock:
+                hit = self._late_cache.get(key)
+                if hit is not None:
+                    self._late_cache.move_to_end(key)
+                    return hit
+        out = self.run_late(early)
+        if key:
+            _remember(self._late_cache, key, out, LATE_CACHE, self._cache_lock)
+        return out
+
+    def forget(self) -> None:
+        """Empty the encoder output caches (benchmarks: every prompt pays full price)."""
+        with self._cache_lock:
+            self._early_cache.clear()
+            self._late_cache.clear()
+
+    def cached_late(self, ids: Sequence[int]) -> F32 | None:
+        """The full features of a window another head set has already run through the whole encoder."""
+        with self._cache_lock:
+            return self._late_cache.get(tuple(ids))
+
+    def run_early(self, ids: Sequence[int]) -> Early:
         """The early-exit graph on one content-id window (prefix and specials added, truncated to
         MAX_TOKENS). Windows run one by one, never batched: the int8 kernels quantize activations with one
         range per run, so a batched window's features would depend on its neighbours (cosine 0.994
@@ -77,9 +127,9 @@ class Runtime:
         arr = np.array([seq], dtype=np.int64)
         mask = np.ones_like(arr)
         parts = self._early.run([*EARLY_POOLS, "hidden"], {"input_ids": arr, "attention_mask": mask})
-        return Early(dict(zip(EARLY_POOLS, (p[0] for p in parts[:-1]), strict=True)), parts[-1], mask)
+        return Early(dict(zip(EARLY_POOLS, (p[0] for p in parts[:-1]), strict=True)), parts[-1], mask, tuple(ids))
 
-    def late(self, early: Early) -> F32:
+    def run_late(self, early: Early) -> F32:
         """The rest of the encoder: the window's full features [384 * len(OUTPUTS)] (the sentence embedding,
         then the raw intermediate-layer means in POOL_LAYERS order)."""
         parts = self._late.run(LATE_OUTPUTS, {"hidden_in": early.hidden, "attention_mask": early.mask})
@@ -90,5 +140,14 @@ class Runtime:
         """Full encoder features of content-id windows: [N, FEATURES] (both graphs on every window)."""
         out = np.zeros((len(batch), FEATURES), dtype=np.float32)
         for i, ids in enumerate(batch):
-            out[i] = self.late(self.early(ids))
+            out[i] = self.run_late(self.run_early(ids))  # not through the caches: training runs thousands
         return out
+
+
+def _remember[V](cache: OrderedDict[tuple[int, ...], V], key: tuple[int, ...], value: V, size: int,
+                 lock: threading.Lock) -> None:
+    with lock:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > size:
+            cache.popitem(last=False)

@@ -233,6 +233,10 @@ class SemanticDetector:
         level, so it neither fires nor keeps a keyword hit, as the full depth would have decided."""
         h = self.heads
         for r in todo:
+            done = self._rt.cached_late(r.window.ids)  # another head set ran the whole encoder on it
+            if done is not None:
+                self._full(r, done)
+                continue
             early = self._rt.early(r.window.ids)
             if h.early is not None and h.early_features is not None and h.early_exit is not None:
                 raw6 = h.early.scores(h.early_features.apply(early.exit_features[None, :]))[0]
@@ -242,10 +246,15 @@ class SemanticDetector:
                     r.second = {c: top * float(v) / bound for c, v in zip(self.categories, raw6, strict=True)}
                     r.exited = True
                     continue
-            row = h.encoder.scores(h.features.apply(self._rt.late(early)[None, :]))[0]
-            th = h.thresholds[r.window.lang]
-            r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
-            r.exited = False
+            self._full(r, self._rt.late(early))
+
+    def _full(self, r: _WindowResult, features: npt.NDArray[np.float32]) -> None:
+        """The full heads on a window's full encoder features."""
+        h = self.heads
+        row = h.encoder.scores(h.features.apply(features[None, :]))[0]
+        th = h.thresholds[r.window.lang]
+        r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
+        r.exited = False
 
     def detect(self, text: str) -> Sequence[Finding]:
         if len(list(itertools.islice(filter(str.isalnum, text), MIN_JUDGED_CHARS))) < MIN_JUDGED_CHARS:

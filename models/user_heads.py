@@ -121,14 +121,19 @@ class TrainReport:
     benign_to_encoder: float  # share of the benign exemplars' windows it passes on, cross-validated
 
 
-def builtin_names() -> set[str]:
-    """The builtin semantic categories: the package's category files and the shipped heads."""
+def builtin_names(*, attack: bool = True) -> set[str]:
+    """The builtin semantic categories: the package's category files and the shipped heads, and with `attack`
+    those of the attack head set too (models/attack_heads.py)."""
+    dirs, heads = [data_dir() / "categories"], [semantic.heads_path()]
+    if attack:
+        dirs.append(data_dir() / "attack_categories")
+        heads.append(data_dir() / "attack_heads.json")
     # the `category:` line of each file: parsing the builtin files whole (thousands of exemplars) took seconds
-    names = {m.group(1) for p in sorted((data_dir() / "categories").glob("*.yaml"))
+    names = {m.group(1) for d in dirs for p in sorted(d.glob("*.yaml"))
              for m in [re.search(r"^category:\s*['\"]?(\w+)", p.read_text("utf-8"), re.MULTILINE)] if m}
-    path = semantic.heads_path()
-    if path.is_file():
-        names.update(json.loads(path.read_text("utf-8")).get("categories", []))
+    for path in heads:
+        if path.is_file():
+            names.update(json.loads(path.read_text("utf-8")).get("categories", []))
     return names
 
 
@@ -173,6 +178,7 @@ def feature_cache_dir() -> Path:
 
 
 def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, gate_recall: float = GATE_RECALL,
+               rank: int = RANK,
                reserved: set[str] | None = None, cache_dir: Path | None = None,
                progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
     """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in
@@ -198,7 +204,7 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     t1 = time.perf_counter()
     heads = train.train(cats, rows, ids, encoder, vocab_size=rt.tokenizer.vocab_size,
                         early_raw=encoder[:, runtime.EARLY_COLUMNS], build_key=rt.built.directory.name,
-                        groups=groups, target_fpr=target_fpr, rank=RANK)
+                        groups=groups, target_fpr=target_fpr, rank=rank)
     folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
     positive = [e.label is not None for e in rows]
     user_gate, cv_gate = fit_gate(ids, positive, [e.lang for e in rows], folds, rt.tokenizer.vocab_size,
@@ -357,10 +363,12 @@ class UserSemanticDetector(semantic.SemanticDetector):
         return f"semantic-user-{self.user.sha256[:16]}"
 
 
-def load_detector(path: Path, builtin: semantic.SemanticDetector) -> UserSemanticDetector:
-    """The user heads at `path` as a detector sharing the builtin detector's runtime."""
+def load_detector(path: Path, builtin: semantic.SemanticDetector,
+                  others: Sequence[semantic.SemanticDetector] = ()) -> UserSemanticDetector:
+    """The user heads at `path` as a detector sharing the builtin detector's runtime; `others`: the other head
+    sets served (the attack heads), whose categories are reserved as well."""
     rt: Runtime = builtin._rt  # one runtime (sessions, tokenizer) per process
-    user = load(path, rt, reserved=set(builtin.categories))
+    user = load(path, rt, reserved={*builtin.categories, *(c for d in others for c in d.categories)})
     return UserSemanticDetector(rt, user, path)
 
 

@@ -75,6 +75,8 @@ class WardenConfig:
     guard: bool = True  # false: pass-through, nothing inspected (recorded as `skipped`, never as `pass`)
     semantic: bool = True  # the ONNX semantic stage on prompts (built on first use)
     heads: str | None = None  # your own categories' heads (`warden models train --categories DIR --out FILE`)
+    # the attack categories' heads (prompt_injection, self_harm; models/attack_heads.py) beside the builtin ones
+    attack_heads: bool = True
     rules: tuple[str, ...] = ()  # rule files on top of the builtin packs
     request_pii: str = "mask"  # mask | pseudonymize | block: what PII rules do to prompts
     block_status: int = 400  # status of a policy block
@@ -235,6 +237,7 @@ _PARSERS: dict[str, Any] = {
     "scan_unknown_routes": parse_bool,
     "guard": parse_bool,
     "semantic": parse_bool,
+    "attack_heads": parse_bool,
     "schemas": parse_schema_map,
     "schema_reask": parse_count,
     "workers": parse_workers,

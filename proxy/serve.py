@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pass-through: inspect nothing (observability and audit only; verdicts say skipped)")
     p.add_argument("--no-semantic", dest="semantic", action="store_const", const=False,
                    help="lexical detectors only (the semantic model judges prompts by default)")
+    p.add_argument("--no-attack-heads", dest="attack_heads", action="store_const", const=False,
+                   help="leave out the semantic heads of prompt_injection and self_harm (their word lists stay; "
+                        "WARDEN_ATTACK_HEADS=false)")
     p.add_argument("--heads", metavar="FILE",
                    help="your own categories' heads, beside the builtin ones (`warden models train --categories "
                         "DIR --out FILE`; WARDEN_HEADS)")
@@ -127,7 +130,8 @@ def build_services(config: WardenConfig, worker: int | None = None) -> Services:
     `worker`: the index of a worker of `--workers N` (proxy/workers.py). Its audit log is its own chain
     (proxy/audit_setup.py), and the upstream's health gauge and merged metrics are left to the supervisor,
     which asks the upstream once for the pod (proxy/supervisor.py)."""
-    detectors = load_detectors(heads=config.heads) if config.guard and config.semantic else []
+    detectors = (load_detectors(heads=config.heads, attack=config.attack_heads)
+                 if config.guard and config.semantic else [])
     guard = Guard.load(config.rules, request_pii=config.request_pii, extra_detectors=detectors,
                        filters=fusion_filters(detectors))
     warm(guard.policy)

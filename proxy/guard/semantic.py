@@ -10,17 +10,26 @@ from rules.findings import Detector, FindingFilter
 from rules.fusion import Fusion
 
 
-def load_detectors(*, build_if_missing: bool = True, heads: str | Path | None = None) -> list[Detector]:
-    """The semantic detector (building the model on first use, which says so on stderr), and with `heads` a
-    user heads file's detector beside it (models/user_heads.py: validated, ModelsError naming the file)."""
+def load_detectors(*, build_if_missing: bool = True, heads: str | Path | None = None,
+                   attack: bool = True) -> list[Detector]:
+    """The semantic detector (building the model on first use, which says so on stderr); with `attack` the
+    attack categories' heads beside it (models/attack_heads.py: prompt_injection, self_harm); with `heads` a
+    user heads file's detector too (models/user_heads.py: validated, ModelsError naming the file)."""
     from models.semantic import load_default  # onnxruntime and numpy load only when the stage is on
 
     builtin = load_default(build_if_missing=build_if_missing)
-    if heads is None:
-        return [builtin]
-    from models.user_heads import load_detector
+    out: list[Detector] = [builtin]
+    others = []
+    if attack:
+        from models import attack_heads
 
-    return [builtin, load_detector(Path(heads), builtin)]
+        others.append(attack_heads.load_detector(builtin))
+        out += others
+    if heads is not None:
+        from models.user_heads import load_detector
+
+        out.append(load_detector(Path(heads), builtin, others))
+    return out
 
 
 def fusion_filters(detectors: Sequence[Detector]) -> list[FindingFilter]:

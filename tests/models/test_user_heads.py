@@ -126,11 +126,11 @@ def test_cli_eval_reports_on_the_users_labelled_set(trained: tuple[Path, user_he
                                                     capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert cli.main(["eval", "--heads", str(trained[0]), "--data", str(EVAL), "--by-category"]) == 0
     out = capsys.readouterr().out
-    assert f"user heads {trained[0]} (investment_advice, medical_advice)" in out
+    assert f"heads {trained[0]} (investment_advice, medical_advice)" in out
     groups = {line.split()[1]: line.split() for line in out.splitlines() if line.startswith("positive ")}
     assert set(groups) == {"investment_advice", "medical_advice"}
     assert groups["medical_advice"][2] == "12" and float(groups["medical_advice"][3].rstrip("%")) >= 80
-    assert "user gate:" in out
+    assert "reach its encoder stage" in out
     own = tmp_path / "own.jsonl"
     own.write_text(json.dumps({"text": "should I move all my savings into bitcoin", "lang": "en",
                                "label": "investment_advice", "type": "positive_no_keyword"}) + "\n", "utf-8")

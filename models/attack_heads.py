@@ -1,0 +1,60 @@
+"""The attack categories (`prompt_injection`, `self_harm`): a second builtin head set, served beside the builtin
+heads of the five topic categories.
+
+They are trained with the user-heads recipe (models/user_heads.py: a gate of their own, heads on the frozen
+encoder's top principal directions, the package's plain benign texts as negatives) from
+models/data/attack_categories/*.yaml into models/data/attack_heads.json, by `warden models train --attack`.
+
+Why a head set of their own rather than two more categories of the builtin heads (session 10, numbers in
+models/data/attack_categories/README.md): trained together, the one first-stage gate could no longer tell the
+topics from plain text. Its bounds fell from zh 0.57 / en 0.87 to zh 0.0 / en 0.30, and the plain prompts sent to
+the encoder rose from 11.7% to 30.8% on eval16. The topic categories also lost recall and false-positive rate on
+the held-out sets, which is not allowed. Apart, the builtin heads are unchanged, byte for byte. The attack gate,
+fitted on the attack positives against their hard negatives and the benign texts with balanced ratios, passes
+95.1% of the positives and 3.5% of the benign windows on (cross-validated, `warden models train --attack`).
+A window that both gates pass runs the encoder once (models/runtime.py caches the outputs per window).
+
+RANK: the heads are fitted on 512 principal directions, not the user recipe's 128. On the development sets
+(eval17, dev23, eval18 through `python -m bench.eval_attacks`, session 11), injection / self-harm recall was
+89.3% / 68.6% at 128, 95.0% / 78.2% at 512 and 94.3% / 76.8% at 1024, with hard negatives 4.3% / 3.6%, 4.3% /
+2.9% and 3.6% / 2.1%, and plain chat 0% at every rank. Fitting took 7 s, 30 s and 89 s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from models import semantic, user_heads
+from models.categories import data_dir
+from models.runtime import Runtime
+
+RANK = 512
+
+
+def categories_dir() -> Path:
+    return data_dir() / "attack_categories"
+
+
+def heads_path() -> Path:
+    return data_dir() / "attack_heads.json"
+
+
+class AttackSemanticDetector(user_heads.UserSemanticDetector):
+    """The attack heads as a detector. Their categories' policies are the builtin rule packs' (words.yaml's
+    `prompt_injection` and `self_harm` rules, with the self-harm reply); the file's levels apply only where no
+    rule gives one."""
+
+    @property
+    def name(self) -> str:
+        return f"semantic-attack-{self.user.sha256[:16]}"
+
+
+def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) -> AttackSemanticDetector:
+    """The shipped attack heads (or those at `path`) as a detector sharing the builtin detector's runtime."""
+    where = heads_path() if path is None else path
+    rt: Runtime = builtin._rt
+    user = user_heads.load(where, rt, reserved=set(builtin.categories))
+    return AttackSemanticDetector(rt, user, where)
+
+
+__all__ = ["RANK", "AttackSemanticDetector", "categories_dir", "heads_path", "load_detector"]
