@@ -20,7 +20,7 @@ Where it goes: every place a text is tokenized for the gate or the encoder, iden
 (models/semantic.training_rows) and detection (models/semantic.split_windows and _split_long; offsets stay
 those of the raw text, since windows are cut on it). It is not wired in yet: the shipped heads were trained
 without it, and wiring it means retraining them with the issue 23 categories
-(bench/data/pending_categories/README.md). A text none of the folds apply to comes back unchanged; on the
+(models/data/attack_categories/README.md). A text none of the folds apply to comes back unchanged; on the
 held-out sets' texts it costs ~10 us of CPU per text (about 5% of split_windows), and changes 3 of eval16's
 340 texts (spaces between ideographs).
 """
