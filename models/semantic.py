@@ -230,7 +230,9 @@ class SemanticDetector:
         """Stage 2, window by window: the early-exit graph, then, unless the early head finds the window
         clearly benign (below the language's `early_exit`), the rest of the encoder and the full heads.
         An exited window's scores are the early head's, scaled into [0, clear_below): below every decision
-        level, so it neither fires nor keeps a keyword hit, as the full depth would have decided."""
+        level, so it neither fires nor keeps a keyword hit, as the full depth would have decided.
+        A window another head set has already run through the whole encoder (Runtime.cached_late) is judged by
+        the full heads at once: the early exit only saves encoder time, and there is none left to save."""
         h = self.heads
         for r in todo:
             done = self._rt.cached_late(r.window.ids)  # another head set ran the whole encoder on it
