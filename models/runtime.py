@@ -6,8 +6,6 @@ One `Runtime` per process is enough: the tokenizer and numpy parts are pure, and
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -16,6 +14,7 @@ import numpy.typing as npt
 
 from models import build
 from models.export import EXIT_LAYER, POOL_LAYERS
+from models.lru import Lru
 from models.tokenizer import Tokenizer
 
 F32 = npt.NDArray[np.float32]
@@ -75,47 +74,36 @@ class Runtime:
         # Several head sets judge the same windows (the builtin heads, the attack heads, a user's): a window
         # one set has sent through the encoder is not run again for the next. Bounded: an Early holds the
         # hidden states (~100 KB at 64 tokens), full features are 6 KB.
-        self._early_cache: OrderedDict[tuple[int, ...], Early] = OrderedDict()
-        self._late_cache: OrderedDict[tuple[int, ...], F32] = OrderedDict()
-        self._cache_lock = threading.Lock()
+        self._early_cache: Lru[tuple[int, ...], Early] = Lru(EARLY_CACHE)
+        self._late_cache: Lru[tuple[int, ...], F32] = Lru(LATE_CACHE)
 
     # -- second stage -------------------------------------------------------------------------------
     def early(self, ids: Sequence[int]) -> Early:
         """`run_early`, remembered for the last EARLY_CACHE windows."""
         key = tuple(ids)
-        with self._cache_lock:
-            hit = self._early_cache.get(key)
-            if hit is not None:
-                self._early_cache.move_to_end(key)
-                return hit
-        out = self.run_early(key)
-        _remember(self._early_cache, key, out, EARLY_CACHE, self._cache_lock)
+        out = self._early_cache.get(key)
+        if out is None:
+            out = self.run_early(key)
+            self._early_cache.put(key, out)
         return out
 
     def late(self, early: Early) -> F32:
         """`run_late`, remembered for the last LATE_CACHE windows (an Early made by `early` carries its key)."""
-        key = early.key
-        if key:
-            with self._cache_lock:
-                hit = self._late_cache.get(key)
-                if hit is not None:
-                    self._late_cache.move_to_end(key)
-                    return hit
-        out = self.run_late(early)
-        if key:
-            _remember(self._late_cache, key, out, LATE_CACHE, self._cache_lock)
+        out = self._late_cache.get(early.key) if early.key else None
+        if out is None:
+            out = self.run_late(early)
+            if early.key:
+                self._late_cache.put(early.key, out)
         return out
 
     def forget(self) -> None:
         """Empty the encoder output caches (benchmarks: every prompt pays full price)."""
-        with self._cache_lock:
-            self._early_cache.clear()
-            self._late_cache.clear()
+        self._early_cache.clear()
+        self._late_cache.clear()
 
     def cached_late(self, ids: Sequence[int]) -> F32 | None:
         """The full features of a window another head set has already run through the whole encoder."""
-        with self._cache_lock:
-            return self._late_cache.get(tuple(ids))
+        return self._late_cache.get(tuple(ids))
 
     def run_early(self, ids: Sequence[int]) -> Early:
         """The early-exit graph on one content-id window (prefix and specials added, truncated to
@@ -143,11 +131,3 @@ class Runtime:
             out[i] = self.run_late(self.run_early(ids))  # not through the caches: training runs thousands
         return out
 
-
-def _remember[V](cache: OrderedDict[tuple[int, ...], V], key: tuple[int, ...], value: V, size: int,
-                 lock: threading.Lock) -> None:
-    with lock:
-        cache[key] = value
-        cache.move_to_end(key)
-        while len(cache) > size:
-            cache.popitem(last=False)

@@ -26,7 +26,6 @@ import itertools
 import re
 import sys
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ import numpy.typing as npt
 from models import build
 from models.categories import Category, Exemplar, data_dir, language, load_categories
 from models.errors import BuildError, ModelsError
+from models.lru import Lru
 from models.runtime import MAX_TOKENS, Runtime
 from models.tokenizer import Tokenizer
 from models.train import Heads
@@ -190,8 +190,8 @@ class SemanticDetector:
         for c in categories:
             for lex in c.lexical_categories:
                 self._lexical.setdefault(lex, c.name)
-        self._cache: OrderedDict[str, list[_WindowResult]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._cache: Lru[str, list[_WindowResult]] = Lru(_CACHE_SIZE)
+        self._lock = threading.Lock()  # a cached result's windows are completed by context_scores
 
     @property
     def name(self) -> str:
@@ -207,18 +207,13 @@ class SemanticDetector:
 
     # -- scoring ------------------------------------------------------------------------------------
     def _analyse(self, text: str) -> list[_WindowResult]:
-        with self._lock:
-            cached = self._cache.get(text)
-            if cached is not None:
-                self._cache.move_to_end(text)
-                return cached
+        cached = self._cache.get(text)
+        if cached is not None:
+            return cached
         results = self.first_stage(text)
         gate = self.heads.gate
         self._second([r for r in results if gate.needs_encoder(r.window.ids, r.window.lang, score=r.first)])
-        with self._lock:
-            self._cache[text] = results
-            if len(self._cache) > _CACHE_SIZE:
-                self._cache.popitem(last=False)
+        self._cache.put(text, results)
         return results
 
     def first_stage(self, text: str) -> list[_WindowResult]:
