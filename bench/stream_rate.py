@@ -194,8 +194,9 @@ def workers_supported() -> bool:
     return "--workers" in out.stdout
 
 
-def launch(upstream: int, guarded: bool | None, workers: int) -> tuple[subprocess.Popen[bytes], int]:
-    """Warden guarded (True) or pass-through (False); None: the bare mitmproxy of bench/bare_mitmproxy.py."""
+def launch(upstream: int, guarded: bool | None, workers: int, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
+    """Warden guarded (True) or pass-through (False), with `extra` flags; None: the bare mitmproxy of
+    bench/bare_mitmproxy.py."""
     port = free_port()
     if guarded is None:
         proc = subprocess.Popen([PY, str(REPO / "bench" / "bare_mitmproxy.py"), f"http://127.0.0.1:{upstream}",
@@ -207,6 +208,7 @@ def launch(upstream: int, guarded: bool | None, workers: int) -> tuple[subproces
                "--no-guard" if not guarded else "--no-semantic"]
     if workers > 1:
         command += ["--workers", str(workers)]
+    command += extra
     proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_port(port, timeout=120)
     return proc, port
@@ -241,11 +243,15 @@ def main() -> None:
     try:
         wait_port(up)
         direct: dict[int, float] = {}
-        configs: list[tuple[str, bool | None, int]] = [("bare mitmproxy (reference)", None, 1),
-                                                       ("pass-through, 1 worker", False, 1),
-                                                       ("guarded, 1 worker", True, 1)]
+        # The fast lane (proxy/mitm/fast_lane.py) is on by default; the `--no-fast-lane` row is mitmproxy's own
+        # per-chunk path in the same run.
+        configs: list[tuple[str, bool | None, int, tuple[str, ...]]] = [
+            ("bare mitmproxy (reference)", None, 1, ()),
+            ("pass-through, 1 worker", False, 1, ()),
+            ("guarded, 1 worker, no fast lane", True, 1, ("--no-fast-lane",)),
+            ("guarded, 1 worker", True, 1, ())]
         if workers_supported():
-            configs += [("pass-through, 2 workers", False, 2), ("guarded, 2 workers", True, 2)]
+            configs += [("pass-through, 2 workers", False, 2, ()), ("guarded, 2 workers", True, 2, ())]
         else:
             todo.append("TODO: `warden serve --workers` is not there yet: the 2-worker rows are missing")
         for rate in args.rates:
@@ -253,8 +259,8 @@ def main() -> None:
             direct[rate] = p99(step.delays)
             rows.append(("direct", str(rate), f"{step.events / args.seconds:.0f}", str(step.streams),
                          f"{direct[rate] * 1000:.2f} ms", "-", "-", "-", str(step.errors)))
-        for name, guarded, workers in configs:
-            proc, port = launch(up, guarded, workers)
+        for name, guarded, workers, extra in configs:
+            proc, port = launch(up, guarded, workers, *extra)
             try:
                 asyncio.run(drive(port, 500, 1.0, args.per_stream, args.events))  # warm-up
                 for rate in args.rates:

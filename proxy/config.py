@@ -71,6 +71,9 @@ class WardenConfig:
     # Processes serving the one listening port (proxy/supervisor.py); 0 = auto: the CPUs the container's cgroup
     # quota allows, capped at 8, and 1 when no quota is set (proxy/cpus.py default_workers).
     workers: int = 0
+    # SSE answer bodies read off the upstream socket without mitmproxy's per-chunk path while it holds nothing of
+    # them (proxy/mitm/fast_lane.py); false: every chunk through mitmproxy's layers
+    fast_lane: bool = True
     # -- guard (rules) --
     guard: bool = True  # false: pass-through, nothing inspected (recorded as `skipped`, never as `pass`)
     semantic: bool = True  # the ONNX semantic stage on prompts (built on first use)
@@ -241,6 +244,7 @@ _PARSERS: dict[str, Any] = {
     "schemas": parse_schema_map,
     "schema_reask": parse_count,
     "workers": parse_workers,
+    "fast_lane": parse_bool,
 }
 
 FIELD_NAMES = tuple(f.name for f in fields(WardenConfig))

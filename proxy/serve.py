@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-attack-heads", dest="attack_heads", action="store_const", const=False,
                    help="leave out the semantic heads of prompt_injection and self_harm (their word lists stay; "
                         "WARDEN_ATTACK_HEADS=false)")
+    p.add_argument("--no-fast-lane", dest="fast_lane", action="store_const", const=False,
+                   help="relay every chunk of a streamed answer through mitmproxy's layers (the fast lane reads "
+                        "them off the upstream socket while mitmproxy holds none; WARDEN_FAST_LANE=false)")
     p.add_argument("--heads", metavar="FILE",
                    help="your own categories' heads, beside the builtin ones (`warden models train --categories "
                         "DIR --out FILE`; WARDEN_HEADS)")

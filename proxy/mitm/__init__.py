@@ -10,6 +10,9 @@ modules, and nothing else in Warden reaches below mitmproxy's addon API (a ruff 
   on TLS upstreams marked in its error path.
 - `dispatch`: the addon hook walk done once per hook name instead of once per event (same calls, order and
   error handling as `AddonManager.handle_lifecycle`).
+- `fast_lane`: a relayed SSE answer's chunks read off the upstream socket and written to the client without
+  mitmproxy's per-chunk path, while mitmproxy holds none of the answer; the rest (the end, errors, the
+  connection) stays mitmproxy's.
 - `wire_bounds`: request head size and time, idle connections, body limits per direction, lingering close,
   patched into the HTTP/1 server layer and the HTTP stream.
 

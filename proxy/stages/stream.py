@@ -27,6 +27,7 @@ from proxy.guard.ledger import Direction, strongest
 from proxy.guard.stream import Judge, StreamGuard, closing_events
 from proxy.headers import header, set_headers, strip_hop_by_hop
 from proxy.mitm.client_wire import write_to_client
+from proxy.mitm.fast_lane import arm
 from proxy.schemas.answer import offered_functions
 from proxy.schemas.plan import SchemaPolicy
 from proxy.schemas.stream_gate import StreamGate
@@ -402,6 +403,8 @@ class Stream:
         encoding = header(headers, b"content-encoding").strip().lower()
         if encoding in ("", "identity"):
             flow.response.stream = relay
+            if config.fast_lane:
+                arm(flow, relay)  # False leaves every chunk to mitmproxy's own path
         elif guard is None:
             flow.response.stream = OpaqueRelay(relay)  # pass-through is exact: the client gets it compressed
         else:
