@@ -87,7 +87,7 @@ class Lane:
     """One armed answer: mitmproxy's objects behind it, and what the lane did (for the debug line at the end)."""
 
     __slots__ = ("client_conn", "client_transport", "handler", "http1", "layers", "original", "passed", "read_body",
-                 "reader", "relay", "stream", "streaming", "streaming_state", "taken", "transport")
+                 "reader", "relay", "stream", "streaming_state", "taken", "transport", "waiting_state")
 
     def __init__(self, *, handler: Any, transport: asyncio.Transport, original: asyncio.BaseProtocol,
                  reader: asyncio.StreamReader, client_transport: asyncio.Transport, client_conn: Any,
@@ -105,18 +105,18 @@ class Lane:
         # mitmproxy's states are bound methods: made once here, compared on every read
         self.read_body = http1.read_body
         self.streaming_state = stream.state_stream_response_body
-        self.streaming = False  # mitmproxy has started relaying the body (its responseheaders hook is over)
+        self.waiting_state = stream.state_wait_for_response_headers  # its responseheaders hook is running
         self.taken = 0
         self.passed = 0
 
     def idle(self) -> bool:
         """mitmproxy holds nothing of this answer and would hand the next read straight to the relay. A few
         attribute reads: this runs on every read of the answer."""
-        if self.stream.server_state != self.streaming_state:
-            if self.streaming:  # the answer is over (done or errored): nothing more is the lane's
+        state = self.stream.server_state
+        if state != self.streaming_state:
+            if state != self.waiting_state:  # the answer is over (done, errored, killed): nothing is the lane's
                 self.step_aside()
-            return False  # or not started: mitmproxy's responseheaders hook is still running
-        self.streaming = True
+            return False
         reader: Any = self.reader
         if reader._buffer or reader._waiter is None or reader._eof:
             return False  # its read task has bytes to process, is busy (draining), or has seen the end
@@ -220,6 +220,8 @@ def arm(flow: http.HTTPFlow, relay: Relay) -> bool:
         return False
     transport, client_transport = server_writer.transport, client_writer.transport
     original = transport.get_protocol()
+    if isinstance(original, LaneProtocol):  # a lane of an earlier answer on this connection, never stepped aside
+        original = original.lane.original
     if not isinstance(original, asyncio.StreamReaderProtocol) or not isinstance(transport, asyncio.Transport) \
             or not isinstance(client_transport, asyncio.Transport):
         return False

@@ -63,7 +63,9 @@ class Scripted(socketserver.ThreadingTCPServer):
         super().__init__(("127.0.0.1", 0), ScriptedHandler)
         self.writes: list[bytes] = []
         self.close_after = False  # end the connection after the writes (an upstream that broke off)
+        self.pause = PAUSE
         self.connections = 0
+        self.sent = 0  # bytes of the current answer's writes that the kernel took
 
     @property
     def url(self) -> str:
@@ -93,9 +95,12 @@ class ScriptedHandler(socketserver.BaseRequestHandler):
                 buf += sock.recv(65536)
             buf = buf[length:]
             sock.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+            self.server.sent = 0
             for write in self.server.writes:
-                time.sleep(PAUSE)
+                if self.server.pause:
+                    time.sleep(self.server.pause)
                 sock.sendall(write)
+                self.server.sent += len(write)
             if self.server.close_after:
                 sock.shutdown(socket.SHUT_RDWR)
                 return
@@ -205,3 +210,30 @@ def test_a_kept_alive_upstream_connection_carries_the_next_answer(upstream: Scri
     assert upstream.connections - before == 1  # one upstream connection, the lane stepped aside in between
     time.sleep(0.2)
     assert len(lane_reports(lane)) - reported == 2  # armed for each answer
+
+
+def test_a_client_that_stops_reading_stops_the_upstream(upstream: Scripted, proxies: tuple[Process, Process]) -> None:
+    """Back-pressure: the lane hands reads back to mitmproxy once the client's write buffer is full, and
+    mitmproxy stops reading the upstream, so a client that does not read holds a bounded amount in the proxy."""
+    lane, _ = proxies
+    total_events = 12_000
+    upstream.writes, upstream.pause = cut(wire_of(["x" * 2000] * total_events), "per_chunk"), 0.0
+    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    try:
+        with socket.create_connection(("127.0.0.1", lane.port)) as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
+            client.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                           b"connection: close\r\ncontent-length: %d\r\n\r\n%s" % (len(body), body))
+            time.sleep(3.0)  # not reading
+            # The kernel's socket buffers on loopback hold ~9 MB of it (measured: 8.7-8.9 MB with and without the
+            # lane); a proxy that kept reading would have taken all 26 MB.
+            assert 0 < upstream.sent < 16 * 2**20
+            received, tail = 0, b""
+            client.settimeout(20)
+            while data := client.recv(1 << 20):  # until the proxy closes (the client asked it to)
+                received += len(data)
+                tail = (tail + data)[-64:]
+            assert upstream.sent == sum(map(len, upstream.writes))  # then everything came through
+            assert received > 2000 * total_events and tail.endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+    finally:
+        upstream.pause = PAUSE
