@@ -66,9 +66,9 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # heads of 313b40a (bench/README.md) and is a development set for these categories since (346e579 dropped its
 # two plain texts that are also benign.yaml exemplars); eval18 (9b3a568) was written blind and read once at
 # ceca711 (its .md has the reading): a development set since. eval19 (72c425f) was written blind and read once in
-# session 11 with the shipped attack heads (its .md has the reading): a development set since. The next reading
-# needs a new blind set.
-ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl")
+# session 11 with the shipped attack heads (its .md has the reading): a development set since. eval20 (ef68b19)
+# likewise, read once in session 12 (31ed4eb). The next reading needs a new blind set.
+ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl")
 
 
 def data_path(name: str) -> Path:
