@@ -208,8 +208,8 @@ def arm(flow: http.HTTPFlow, relay: Relay) -> bool:
     if len(encodings) != 1 or encodings[0].strip().lower() != b"chunked":
         return False
     handler = connection_handler(flow)
-    if handler is None:
-        return False
+    if handler is None or handler.layer.context.options.store_streamed_bodies:
+        return False  # gone, or mitmproxy is to keep a copy of each chunk it relays (the lane would not)
     server_io = handler.transports.get(flow.server_conn)
     client_io = handler.transports.get(flow.client_conn)
     if server_io is None or client_io is None or server_io.reader is None or client_io.writer is None:
