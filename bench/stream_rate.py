@@ -3,7 +3,8 @@ concurrent streams at a chosen aggregate rate, the rate is stepped up, and for e
 event delay (upstream write to client read, through Warden, minus the same measured direct at that rate) and
 Warden's own CPU (its whole process tree) are reported. The highest rate with added p99 under 5 ms is the
 answer, guarded (builtin packs, --no-semantic) and pass-through (--no-guard), for 1 worker and, when `warden
-serve --workers` exists, 2.
+serve --workers` exists, 2; and guarded with `--no-fast-lane` (every chunk through mitmproxy's layers instead of
+proxy/mitm/fast_lane.py), for the lane's effect in the same run.
 
 The upstream is this file run with --upstream: one asyncio process that writes, every TICK, each stream's due
 events in one write (a busy model server's step: several events may share a read), each stamped with its
