@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(models/attack_heads.py)")
     t.add_argument("--target-fpr", type=float, default=None,
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
-                   "models.train.TARGET_FPR; with --categories 0.02, models.user_heads.TARGET_FPR)")
+                   "models.train.TARGET_FPR; with --categories 0.02, models.user_heads.TARGET_FPR; with --attack "
+                   "0.03, models.attack_heads.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
     e.add_argument("--data", type=Path, action="append",
                    help="labeled JSONL, repeatable: the rows pool them (default: the held-out sets, "
@@ -92,6 +93,8 @@ def _train(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         args.categories = attack_heads.categories_dir()
         args.out = args.out or attack_heads.heads_path()
+        if args.target_fpr is None:
+            args.target_fpr = attack_heads.TARGET_FPR
         return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK)
     if args.categories is not None:
         return _train_user(args)

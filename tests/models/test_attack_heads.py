@@ -90,3 +90,32 @@ def test_a_user_category_may_not_take_an_attack_categorys_name(
     assert "self_harm" not in user_heads.builtin_names(attack=False)
     with pytest.raises(UserHeadsError, match="self_harm"):
         user_heads.load_detector(attack_heads.heads_path(), detector, [attack])
+
+
+def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str, object]:
+    from models import cli
+
+    seen: dict[str, object] = {}
+
+    def fake(args: object, reserved: set[str] | None = None, rank: int | None = None) -> int:
+        seen.update(vars(args), rank=rank)
+        return cli.EXIT_OK
+
+    monkeypatch.setattr(cli, "_train_user", fake)
+    assert cli.main(argv) == cli.EXIT_OK
+    return seen
+
+
+def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    seen = _trained_with(monkeypatch, ["train", "--attack"])
+    assert seen["target_fpr"] == attack_heads.TARGET_FPR and seen["rank"] == attack_heads.RANK
+    assert seen["out"] == attack_heads.heads_path() and seen["categories"] == attack_heads.categories_dir()
+    assert _trained_with(monkeypatch, ["train", "--attack", "--target-fpr", "0.01"])["target_fpr"] == 0.01
+    # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
+    assert _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")]
+                         )["target_fpr"] is None
+    assert user_heads.TARGET_FPR == 0.02 and attack_heads.TARGET_FPR != user_heads.TARGET_FPR
+
+
+def test_the_shipped_heads_were_trained_at_the_attack_target(attack: attack_heads.AttackSemanticDetector) -> None:
+    assert attack.user.heads.target_fpr == pytest.approx(attack_heads.TARGET_FPR)
