@@ -30,15 +30,15 @@ from models.runtime import Runtime
 
 RANK = 512
 # The false-positive target of the attack heads' thresholds (`warden models train --attack`; user categories keep
-# user_heads.TARGET_FPR, 0.02). The two categories share one threshold per language, placed on the pooled
-# negatives of both, so each category's hard negatives raise it for the other (session 12: self-harm hard
-# negatives raised zh's and injection recall fell 1.4 points; session 13's first retraining at 0.02 moved en from
-# 0.51 to 0.68 and cost 7 injection texts). Session 13, development sets eval17 + dev23 + eval18 + eval19 + eval20
-# through `python -m bench.eval_attacks`, injection / self-harm recall and hard negatives flagged: its first 163
-# exemplars at 0.02 91.2% / 84.5%, 2.8% / 1.2%, at 0.03 93.9% / 90.0%, 3.2% / 3.2%; with 16 more injection
-# positives and 8 hard negatives, at 0.025 94.1% / 86.6%, 3.6% / 1.6%, at 0.03 94.8% / 89.5%, 3.6% / 2.8%; plain
-# chat 0 of 401 in every run. With the shipped exemplars, `--gate-recall 0.97` on top of 0.03 added one self-harm
-# text (88.7% against 88.4%) and flagged one plain text: not taken.
+# user_heads.TARGET_FPR, 0.02). The two categories share one threshold per language, placed on the pooled negatives of
+# both, so each category's hard negatives raise it for the other (session 12: self-harm hard negatives raised zh's and
+# injection recall fell 1.4 points; session 12's second round, first retraining at 0.02 moved en from 0.51 to 0.68 and
+# cost 7 injection texts). Round 2, development sets eval17 + dev23 + eval18 + eval19 + eval20 through `python -m
+# bench.eval_attacks`, injection / self-harm recall and hard negatives flagged: its first 163 exemplars at 0.02 91.2%
+# / 84.5%, 2.8% / 1.2%, at 0.03 93.9% / 90.0%, 3.2% / 3.2%; with 16 more injection positives and 8 hard negatives, at
+# 0.025 94.1% / 86.6%, 3.6% / 1.6%, at 0.03 94.8% / 89.5%, 3.6% / 2.8%; plain chat 0 of 401 in every run. With the
+# shipped exemplars, `--gate-recall 0.97` on top of 0.03 added one self-harm text (88.7% against 88.4%) and flagged
+# one plain text: not taken.
 TARGET_FPR = 0.03
 
 
