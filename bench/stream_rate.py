@@ -79,6 +79,8 @@ class Upstream:
             alive = []
             for stream in self.streams:
                 writer, start, interval, total, sent = stream
+                if writer.is_closing():  # the proxy hung up (a step's end): asyncio would log every later write
+                    continue
                 due = min(total, int((now - start) / interval) + 1)
                 if due > sent[0]:
                     data = b"".join(event_bytes(k, now) for k in range(sent[0], due))
