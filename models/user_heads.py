@@ -16,8 +16,9 @@ neither's threshold mean anything; a builtin category's action is changed in rul
 Why a gate of their own: the builtin gate was fitted to pass the builtin categories' texts and clears the rest
 before any encoder runs; a user category's positives ("should I double my metformin dose") look benign to it,
 so the builtin gate would decide them at stage 1. The user gate (the same recipe, `fit_gate`, on the user
-positives against the user hard negatives and the benign texts, its bound at GATE_RECALL of the
-cross-validated positives) passes them; a window goes on when either gate passes it.
+positives against the user hard negatives and the benign texts, and against those negatives' sentences as the
+detector also judges them alone, its bound at GATE_RECALL of the cross-validated positives) passes them; a window
+goes on when either gate passes it.
 
 Training is fast because the encoder is frozen: the benign texts' features are computed once per build and
 cached beside it (`<model cache>/features/`), and the heads are fitted on the features' top RANK principal
@@ -42,10 +43,11 @@ import numpy as np
 import numpy.typing as npt
 
 from models import build, gate, runtime, semantic, train
-from models.categories import LANGS, Category, data_dir, exemplars, load_benign, load_categories
+from models.categories import LANGS, Category, Exemplar, data_dir, exemplars, load_benign, load_categories
 from models.errors import ModelsError
 from models.gate import Gate
 from models.runtime import Runtime
+from models.tokenizer import Tokenizer
 from models.train import Heads
 
 FORMAT = "warden-user-heads/1"
@@ -207,8 +209,10 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
                         groups=groups, target_fpr=target_fpr, rank=rank)
     folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
     positive = [e.label is not None for e in rows]
-    user_gate, cv_gate = fit_gate(ids, positive, [e.lang for e in rows], folds, rt.tokenizer.vocab_size,
-                                  recall=gate_recall)
+    langs = [e.lang for e in rows]
+    extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, examples, groups, folds)
+    user_gate, cv_gate = fit_gate(ids + extra_ids, positive + [False] * len(extra_ids), langs + extra_langs,
+                                  folds + extra_folds, rt.tokenizer.vocab_size, recall=gate_recall)
     heads = dataclasses.replace(heads, gate=user_gate)
     t2 = time.perf_counter()
     first = heads.gate
@@ -224,6 +228,31 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     user = UserHeads(heads, {c.name: c.lexical_categories for c in cats},
                      {c.name: Path(c.source).name for c in cats}, frozenset(text_digest(e.text) for e in examples))
     return user, report
+
+
+def sentence_rows(tok: Tokenizer, examples: Sequence[Exemplar], groups: Sequence[int], folds: Sequence[int]
+                  ) -> tuple[list[list[int]], list[str], list[int]]:
+    """Gate-only negative rows: the sentences the detector also judges alone (semantic.split_windows) in every
+    negative exemplar, each in its exemplar's fold; with their languages and folds.
+
+    The heads are trained on whole texts and packed windows, but the gate judges each sentence of a packed window
+    on its own too, and a short sentence out of context ("Nobody showed and nobody called.") scores higher than
+    the text it came from. Fitted on those sentences as well, the attack gate (session 13, the development sets'
+    plain texts over 300 characters, never trained on) sent 10 of 103 long plain prompts on to the encoder instead
+    of 17, short ones 1.0% instead of 1.3%, and passed the same development positives (812 of 821 against 812)."""
+    fold_of = dict(zip(groups, folds, strict=True))
+    ids: list[list[int]] = []
+    langs: list[str] = []
+    out_folds: list[int] = []
+    for i, e in enumerate(examples):
+        if e.label is not None or i not in fold_of:
+            continue
+        packed = len(semantic.split_windows(tok, e.text, sentences=False))
+        alone = semantic.split_windows(tok, e.text)[packed:]  # split_windows puts them after the packed ones
+        ids += [list(w.ids) for w in alone]
+        langs += [e.lang] * len(alone)
+        out_folds += [fold_of[i]] * len(alone)
+    return ids, langs, out_folds
 
 
 def fit_gate(ids: Sequence[Sequence[int]], positive: Sequence[bool], langs: Sequence[str], folds: Sequence[int],

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from models import cli, runtime, semantic, user_heads
+from models.categories import Exemplar
 from models.errors import CategoryFileError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -71,6 +72,20 @@ def test_builtin_categories_keep_working_beside_the_user_heads(
     assert user_detector.detect("need some snow for the party tonight") == []
     assert user_detector.semantic_category("medical_advice") == "medical_advice"
     assert user_detector.semantic_category("drugs") is None
+
+
+def test_the_gate_also_learns_the_sentences_the_detector_judges_alone(rt: runtime.Runtime) -> None:
+    long_benign = ("Nobody showed and nobody called. I waited at the counter for forty minutes with my receipt. "
+                   "Your site says the order was ready at noon, so please tell me what happened to it.")
+    examples = [Exemplar("how do I reset my router", "en", None, None),
+                Exemplar(long_benign, "en", None, "complaint"),
+                Exemplar("一个正样本。第二句话在这里。", "zh", "c", "c")]
+    ids, langs, folds = user_heads.sentence_rows(rt.tokenizer, examples, [0, 1, 2], [3, 4, 0])
+    alone = semantic.split_windows(rt.tokenizer, long_benign)
+    packed = semantic.split_windows(rt.tokenizer, long_benign, sentences=False)
+    assert len(alone) > len(packed)  # the packed window holds several sentences, each also judged alone
+    assert ids == [list(w.ids) for w in alone[len(packed):]]  # of the negative exemplar only, not the positive
+    assert langs == ["en"] * len(ids) and folds == [4] * len(ids)  # in its exemplar's fold
 
 
 def test_a_builtin_name_is_refused_when_training(rt: runtime.Runtime, tmp_path: Path) -> None:
