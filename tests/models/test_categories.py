@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models import categories, evaluate
+from models import attack_heads, categories, evaluate
 from models.errors import CategoryFileError
 
 
@@ -67,6 +67,13 @@ def test_attack_sets_share_no_labelled_text_with_training() -> None:
         items = evaluate.load_items(evaluate.data_path(name))
         assert {it.label for it in items} <= {None, "prompt_injection", "self_harm"}
         assert not {it.text for it in items if it.type != "benign"} & training, name
+
+
+def test_attack_sets_share_no_text_with_the_attack_exemplars() -> None:
+    cats = categories.load_categories(attack_heads.categories_dir())
+    exemplars = {e.text for e in categories.exemplars(cats, categories.load_benign())}
+    for name in evaluate.ATTACK_SETS:
+        assert not {it.text for it in evaluate.load_items(evaluate.data_path(name))} & exemplars, name
 
 
 def test_errors_name_file_category_and_field(tmp_path: Path) -> None:
