@@ -40,6 +40,9 @@ RANK = 512
 # shipped exemplars, `--gate-recall 0.97` on top of 0.03 added one self-harm text (88.7% against 88.4%) and flagged
 # one plain text: not taken.
 TARGET_FPR = 0.03
+# The nearest-exemplar memory (models/memory.py): its principal directions and the weight of its margin.
+MEMORY_RANK = 256
+MEMORY_BETA = 40.0
 
 
 def categories_dir() -> Path:
@@ -68,4 +71,5 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) 
     return AttackSemanticDetector(rt, user, where)
 
 
-__all__ = ["RANK", "TARGET_FPR", "AttackSemanticDetector", "categories_dir", "heads_path", "load_detector"]
+__all__ = ["MEMORY_BETA", "MEMORY_RANK", "RANK", "TARGET_FPR", "AttackSemanticDetector", "categories_dir",
+           "heads_path", "load_detector"]

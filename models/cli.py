@@ -95,7 +95,8 @@ def _train(args: argparse.Namespace) -> int:
         args.out = args.out or attack_heads.heads_path()
         if args.target_fpr is None:
             args.target_fpr = attack_heads.TARGET_FPR
-        return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK)
+        return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK,
+                           memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA))
     if args.categories is not None:
         return _train_user(args)
     from models import build, categories, runtime, semantic, train
@@ -118,7 +119,8 @@ def _train(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None) -> int:
+def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None,
+                memory: tuple[int, float] | None = None) -> int:
     import time
 
     from models import build, runtime, user_heads
@@ -137,6 +139,7 @@ def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank
         args.categories, rt, target_fpr=user_heads.TARGET_FPR if args.target_fpr is None else args.target_fpr,
         gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall, reserved=reserved,
         rank=user_heads.RANK if rank is None else rank, cache_dir=user_heads.feature_cache_dir(),
+        memory_rank=None if memory is None else memory[0], memory_beta=0.0 if memory is None else memory[1],
         progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads

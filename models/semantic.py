@@ -248,7 +248,7 @@ class SemanticDetector:
     def _full(self, r: _WindowResult, features: npt.NDArray[np.float32]) -> None:
         """The full heads on a window's full encoder features."""
         h = self.heads
-        row = h.encoder.scores(h.features.apply(features[None, :]))[0]
+        row = h.scores(features[None, :])[0]
         th = h.thresholds[r.window.lang]
         r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
         r.exited = False

@@ -39,10 +39,15 @@ from models import gate
 from models.categories import LANGS, Category, Exemplar
 from models.errors import ModelsError
 from models.gate import Gate
+from models.memory import ExemplarMemory
 
 F64 = npt.NDArray[np.float64]
 HEADS_VERSION = 5  # 3: early-exit head on the encoder's EXIT_LAYER pooled states; 4: per-category intents;
 # 5: the first stage is models.gate (the static table's heads and the static second-stage feature are gone)
+# 6: version 5 with a nearest-exemplar memory (models/memory.py). A file without one is written as version 5, which
+# older readers still take; one with a memory is version 6, which they refuse instead of scoring without it.
+MEMORY_VERSION = 6
+READABLE_VERSIONS = (HEADS_VERSION, MEMORY_VERSION)
 # The early-exit bound is this fraction of the lowest cross-validated early score among the positive
 # exemplars whose cross-validated full-depth score reaches a decision level (a margin: at 1.0 no positive
 # training verdict changes by construction, and the held-out set is never used to choose it)
@@ -166,10 +171,18 @@ class Heads:
     early_features: FeatureMap | None = None
     early_exit: dict[str, float] | None = None  # per language: an early score below it ends the window there
     hard_negative_share: float | None = None  # the false-positive rates' negative mix (None: as the exemplars)
+    memory: ExemplarMemory | None = None  # moves the encoder heads' scores (models/memory.py)
+
+    def scores(self, features: npt.NDArray[np.floating]) -> F64:
+        """[N, P*384] encoder outputs -> [N, C] second-stage scores in [0, 1] (before thresholds)."""
+        x = self.features.apply(features)
+        out = self.encoder.scores(x)
+        return out if self.memory is None else self.memory.adjust(out, x)
 
     def to_json(self) -> str:
         obj = {
-            "version": HEADS_VERSION, "build_key": self.build_key, "categories": list(self.categories),
+            "version": HEADS_VERSION if self.memory is None else MEMORY_VERSION,
+            "build_key": self.build_key, "categories": list(self.categories),
             "levels": self.levels, "target_fpr": self.target_fpr,
             "thresholds": {k: round(v, 6) for k, v in self.thresholds.items()},
             "fusion_clear_below": round(self.clear_below, 6), "gate": self.gate.to_json(),
@@ -181,14 +194,19 @@ class Heads:
         if self.early is not None and self.early_features is not None and self.early_exit is not None:
             obj |= {"early": self.early.to_json(), "early_features": self.early_features.to_json(),
                     "early_exit": {k: round(v, 6) for k, v in self.early_exit.items()}}
+        if self.memory is not None:
+            obj["memory"] = self.memory.to_json()
         return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
 
     @classmethod
     def load(cls, path: Path) -> Heads:
         obj = json.loads(path.read_text("utf-8"))
-        if obj.get("version") != HEADS_VERSION:
-            raise ModelsError(f"{path}: heads version {obj.get('version')}, this Warden reads {HEADS_VERSION}: "
-                              "run `warden models train`")
+        if obj.get("version") not in READABLE_VERSIONS:
+            raise ModelsError(f"{path}: heads version {obj.get('version')}, this Warden reads "
+                              f"{' and '.join(map(str, READABLE_VERSIONS))}: run `warden models train`")
+        if (obj["version"] == MEMORY_VERSION) != ("memory" in obj):
+            raise ModelsError(f"{path}: heads version {obj['version']} "
+                              f"{'needs' if obj['version'] == MEMORY_VERSION else 'has no'} a memory section")
         return cls(
             categories=tuple(obj["categories"]), levels=dict(obj["levels"]), build_key=obj["build_key"],
             gate=Gate.from_json(obj["gate"]), encoder=StageHeads.from_json(obj["encoder"]),
@@ -199,6 +217,7 @@ class Heads:
             early_features=FeatureMap.from_json(obj["early_features"]) if "early_features" in obj else None,
             early_exit=dict(obj["early_exit"]) if "early_exit" in obj else None,
             hard_negative_share=float(obj["hard_negative_share"]) if "hard_negative_share" in obj else None,
+            memory=ExemplarMemory.from_json(obj["memory"]) if "memory" in obj else None,
         )
 
 
@@ -287,9 +306,10 @@ def folds_of(n_rows: int, groups: npt.NDArray[np.int64] | None = None) -> npt.ND
 
 
 def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int, *,
-                     groups: npt.NDArray[np.int64] | None = None) -> F64:
+                     groups: npt.NDArray[np.int64] | None = None, memory: MemorySpec | None = None) -> F64:
     """[N] max category score of each row from heads trained without its fold. `groups`: the exemplar
-    each row comes from (the windows of one text share a fold), else one row per exemplar."""
+    each row comes from (the windows of one text share a fold), else one row per exemplar. `memory`: the
+    scores are moved by a memory of the rows outside the fold as well."""
     folds = folds_of(len(x), groups)
     out = np.zeros(len(x))
     y = np.asarray(labels)
@@ -297,8 +317,22 @@ def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_cat
     for k in range(FOLDS):
         tr = folds != k
         heads = fit_stage(x[tr], list(y[tr]), list(tp[tr]), n_categories)
-        out[~tr] = heads.scores(x[~tr]).max(axis=1)
+        scores = heads.scores(x[~tr])
+        if memory is not None:
+            held = ExemplarMemory.fit(memory.x[tr], y[tr], n_categories, memory.basis, memory.beta)
+            scores = held.adjust(scores, memory.x[~tr])
+        out[~tr] = scores.max(axis=1)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySpec:
+    """What a nearest-exemplar memory is fitted from: every row's head features [N, F], the projection [F, r]
+    and the margin's weight."""
+
+    x: F64
+    basis: F64
+    beta: float
 
 
 def threshold_for_fpr(neg_scores: F64, target_fpr: float, weights: F64 | None = None) -> float:
@@ -357,13 +391,16 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
           encoder_raw: F64, *, vocab_size: int, early_raw: F64 | None = None, build_key: str,
           target_fpr: float = TARGET_FPR, first_stage_recall: float = 0.98,
           hard_negative_share: float | None = HARD_NEGATIVE_SHARE,
-          groups: Sequence[int] | None = None, rank: int | None = None) -> Heads:
+          groups: Sequence[int] | None = None, rank: int | None = None, memory_rank: int | None = None,
+          memory_beta: float = 0.0) -> Heads:
     """The gate and heads from feature rows: `ids[i]` row i's content piece ids (the gate's input),
     `encoder_raw[i]` its encoder features. `groups[i]`: the exemplar row i belongs to, ascending from 0 (a negative
     exemplar longer than one window gives one row per window, as the detector will judge it; positives one
     row, since which window holds the intent is unknown); `examples[i]` is that exemplar. Thresholds and
     bounds are placed on exemplars, each scored by its highest row. `rank`: fit the heads on that many principal
-    directions of the features (`principal_basis`), for speed; None fits them on every dimension."""
+    directions of the features (`principal_basis`), for speed; None fits them on every dimension. `memory_rank`:
+    keep a nearest-exemplar memory of every row (models/memory.py) on that many principal directions, its margin
+    weighted by `memory_beta`; thresholds and the early exit are then placed on the moved scores."""
     g = np.arange(len(examples)) if groups is None else np.asarray(groups, dtype=np.int64)
     first_rows = np.unique(g, return_index=True)[1]
     if len(first_rows) != int(g.max()) + 1 or not (np.diff(g) >= 0).all():
@@ -381,7 +418,13 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
     has_kw = np.array([any(kw in e.text.lower() for kw in keywords) for e in examples], dtype=bool)
     encoder_basis = principal_basis(encoder_x, rank)
     encoder_fit = encoder_x if encoder_basis is None else encoder_x @ encoder_basis
-    cv_rows = cross_val_scores(encoder_fit, labels, topics, len(names), groups=g)
+    spec = None
+    if memory_rank is not None:
+        memory_basis = principal_basis(encoder_x, memory_rank)
+        if memory_basis is None:
+            raise ValueError(f"memory_rank {memory_rank} keeps every dimension of {encoder_x.shape}: pick a lower one")
+        spec = MemorySpec(encoder_x, memory_basis, memory_beta)
+    cv_rows = cross_val_scores(encoder_fit, labels, topics, len(names), groups=g, memory=spec)
     cv_gate = gate.cross_val_scores(ids, list(pos), list(folds_of(len(g), g)), vocab_size)
     # per exemplar from here on (t_*): a negative is scored by its highest row; positives have one row
     cv_enc = per_text(cv_rows, g)
@@ -425,4 +468,6 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
         encoder=lift(fit_stage(encoder_fit, labels, topics, len(names)), encoder_basis), features=features,
         thresholds=thresholds, target_fpr=target_fpr, clear_below=clear_below,
         early=early, early_features=early_features, early_exit=early_exit, hard_negative_share=hard_negative_share,
+        memory=None if spec is None else ExemplarMemory.fit(encoder_x, np.asarray(labels), len(names), spec.basis,
+                                                            spec.beta),
     )

@@ -180,11 +180,12 @@ def feature_cache_dir() -> Path:
 
 
 def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, gate_recall: float = GATE_RECALL,
-               rank: int = RANK,
+               rank: int = RANK, memory_rank: int | None = None, memory_beta: float = 0.0,
                reserved: set[str] | None = None, cache_dir: Path | None = None,
                progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
     """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in
-    `reserved`, by default the builtin categories)."""
+    `reserved`, by default the builtin categories). `memory_rank`, `memory_beta`: a nearest-exemplar memory
+    (train.train; the attack heads keep one, models/attack_heads.py)."""
     cats = load_categories(directory)
     reserved = builtin_names() if reserved is None else reserved
     for c in cats:
@@ -206,7 +207,8 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     t1 = time.perf_counter()
     heads = train.train(cats, rows, ids, encoder, vocab_size=rt.tokenizer.vocab_size,
                         early_raw=encoder[:, runtime.EARLY_COLUMNS], build_key=rt.built.directory.name,
-                        groups=groups, target_fpr=target_fpr, rank=rank)
+                        groups=groups, target_fpr=target_fpr, rank=rank, memory_rank=memory_rank,
+                        memory_beta=memory_beta)
     folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
     positive = [e.label is not None for e in rows]
     langs = [e.lang for e in rows]
@@ -331,8 +333,9 @@ def load(path: Path, rt: Runtime | None = None, *, reserved: Collection[str] = (
     _need(path, isinstance(user, dict) and user.get("format") == FORMAT,
           f"not a user heads file (no user.format {FORMAT!r}): write one with `warden models train --categories "
           "DIR --out FILE`; the package's own heads.json is loaded without --heads")
-    _need(path, obj.get("version") == train.HEADS_VERSION,
-          f"heads version {obj.get('version')!r}, this Warden reads {train.HEADS_VERSION}: retrain with "
+    _need(path, obj.get("version") in train.READABLE_VERSIONS,
+          f"heads version {obj.get('version')!r}, this Warden reads "
+          f"{' and '.join(map(str, train.READABLE_VERSIONS))}: retrain with "
           "`warden models train --categories DIR --out FILE`")
     cats = obj.get("categories")
     _need(path, isinstance(cats, list) and bool(cats) and all(isinstance(c, str) and c.isidentifier() for c in cats)
@@ -353,6 +356,9 @@ def load(path: Path, rt: Runtime | None = None, *, reserved: Collection[str] = (
             ew = sum(heads.early_features.widths)
             shapes_ok = (shapes_ok and heads.early.topics.shape == (len(cats), ew + 1)
                          and set(heads.early_exit) == set(LANGS))
+        if heads.memory is not None:
+            shapes_ok = (shapes_ok and heads.memory.basis.shape[0] == width
+                         and heads.memory.n_categories == len(cats))
     except (KeyError, TypeError, ValueError, AssertionError, ModelsError) as exc:
         raise UserHeadsError(path, f"malformed heads ({type(exc).__name__}: {exc})") from None
     _need(path, shapes_ok, "malformed heads: weights do not match the categories or the feature widths")
