@@ -38,9 +38,14 @@ RANK = 512
 # / 84.5%, 2.8% / 1.2%, at 0.03 93.9% / 90.0%, 3.2% / 3.2%; with 16 more injection positives and 8 hard negatives, at
 # 0.025 94.1% / 86.6%, 3.6% / 1.6%, at 0.03 94.8% / 89.5%, 3.6% / 2.8%; plain chat 0 of 401 in every run. With the
 # shipped exemplars, `--gate-recall 0.97` on top of 0.03 added one self-harm text (88.7% against 88.4%) and flagged
-# one plain text: not taken.
-TARGET_FPR = 0.03
-# The nearest-exemplar memory (models/memory.py): its principal directions and the weight of its margin.
+# one plain text: not taken. Session 14, with the nearest-exemplar memory below (six development sets, eval17-21 +
+# dev23: injection / self-harm recall, hard negatives inj / self-harm, plain chat of 601): without it, at 0.03, 95.2%
+# / 89.6%, 3.0% / 3.0%, 1; with it at 0.03 98.5% / 95.2%, 3.6% / 3.9%, 4; at 0.02 97.5% / 93.9%, 2.7% / 3.3%, 2; at
+# 0.015 96.9% / 92.8%, 2.1% / 2.4%, 2 (beta 80 at 0.015: 95.6% / 92.0%, 2.1% / 3.3%, 2).
+TARGET_FPR = 0.015
+# The nearest-exemplar memory (models/memory.py): its principal directions and the weight of its margin. Rank 256
+# scored as the full 1,536 dimensions in the scratch emulation (recall at a 3% hard-negative rate within a point),
+# rank 128 2-3 points lower; the file grows from 1.8 to 7.0 MB (5,977 rows as float16).
 MEMORY_RANK = 256
 MEMORY_BETA = 40.0
 

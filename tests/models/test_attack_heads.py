@@ -97,8 +97,9 @@ def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str,
 
     seen: dict[str, object] = {}
 
-    def fake(args: object, reserved: set[str] | None = None, rank: int | None = None) -> int:
-        seen.update(vars(args), rank=rank)
+    def fake(args: object, reserved: set[str] | None = None, rank: int | None = None,
+             memory: tuple[int, float] | None = None) -> int:
+        seen.update(vars(args), rank=rank, memory=memory)
         return cli.EXIT_OK
 
     monkeypatch.setattr(cli, "_train_user", fake)
@@ -109,13 +110,19 @@ def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str,
 def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seen = _trained_with(monkeypatch, ["train", "--attack"])
     assert seen["target_fpr"] == attack_heads.TARGET_FPR and seen["rank"] == attack_heads.RANK
+    assert seen["memory"] == (attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA)
     assert seen["out"] == attack_heads.heads_path() and seen["categories"] == attack_heads.categories_dir()
     assert _trained_with(monkeypatch, ["train", "--attack", "--target-fpr", "0.01"])["target_fpr"] == 0.01
     # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
-    assert _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")]
-                         )["target_fpr"] is None
+    own = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")])
+    assert own["target_fpr"] is None and own["memory"] is None
     assert user_heads.TARGET_FPR == 0.02 and attack_heads.TARGET_FPR != user_heads.TARGET_FPR
 
 
 def test_the_shipped_heads_were_trained_at_the_attack_target(attack: attack_heads.AttackSemanticDetector) -> None:
     assert attack.user.heads.target_fpr == pytest.approx(attack_heads.TARGET_FPR)
+    memory = attack.user.heads.memory
+    assert memory is not None and memory.beta == attack_heads.MEMORY_BETA
+    assert memory.basis.shape == (runtime.FEATURES, attack_heads.MEMORY_RANK)
+    # every training row is remembered: each exemplar digest is one text, a long negative several windows
+    assert len(memory.rows) >= len(attack.user.exemplar_digests)
