@@ -69,8 +69,9 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # session 11 with the shipped attack heads (its .md has the reading): a development set since. eval20 (ef68b19)
 # likewise, read once in session 12 (31ed4eb). eval21 (7fe654d) was written blind in session 12 and read once in
 # session 13 (its .md has the reading): a development set since. eval22 (e17b472) was written blind in session 13
-# the same way and is unread: keep it for the next reading (the tests only check that no training text is in it).
-# eval23 (c00f53c) was written blind in session 14 the same way, and is unread.
+# the same way and read once in session 14 (its .md has the reading): a development set since. eval23 (c00f53c) was
+# written blind in session 14 the same way and is unread: keep it for the next reading (the tests only check that no
+# training text is in it).
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl")
 
