@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from models import semantic, user_heads
+from models import memory, semantic, user_heads
 from models.categories import data_dir
 from models.runtime import Runtime
 
@@ -43,11 +43,10 @@ RANK = 512
 # / 89.6%, 3.0% / 3.0%, 1; with it at 0.03 98.5% / 95.2%, 3.6% / 3.9%, 4; at 0.02 97.5% / 93.9%, 2.7% / 3.3%, 2; at
 # 0.015 96.9% / 92.8%, 2.1% / 2.4%, 2 (beta 80 at 0.015: 95.6% / 92.0%, 2.1% / 3.3%, 2).
 TARGET_FPR = 0.015
-# The nearest-exemplar memory (models/memory.py): its principal directions and the weight of its margin. Rank 256
-# scored as the full 1,536 dimensions in the scratch emulation (recall at a 3% hard-negative rate within a point),
-# rank 128 2-3 points lower; the file grows from 1.8 to 7.0 MB (5,977 rows as float16).
-MEMORY_RANK = 256
-MEMORY_BETA = 40.0
+# The nearest-exemplar memory (models/memory.py, its defaults): the file grows from 1.8 to 7.0 MB (5,977 rows as
+# float16).
+MEMORY_RANK = memory.RANK
+MEMORY_BETA = memory.BETA
 
 
 def categories_dir() -> Path:

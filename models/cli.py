@@ -34,6 +34,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="train the attack categories' heads (models/data/attack_categories, prompt_injection and "
                         "self_harm) into models/data/attack_heads.json with the --categories recipe "
                         "(models/attack_heads.py)")
+    t.add_argument("--memory", action="store_true",
+                   help="with --categories: keep a nearest-exemplar memory beside the heads (models/memory.py, as the "
+                        "attack heads do): each window's score moves toward its nearest exemplar's class; the file "
+                        "grows by ~0.5 MB per 1,000 training rows")
     t.add_argument("--target-fpr", type=float, default=None,
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
                    "models.train.TARGET_FPR; with --categories 0.02, models.user_heads.TARGET_FPR; with --attack "
@@ -98,7 +102,12 @@ def _train(args: argparse.Namespace) -> int:
         return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK,
                            memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA))
     if args.categories is not None:
-        return _train_user(args)
+        from models import memory
+
+        return _train_user(args, memory=(memory.RANK, memory.BETA) if args.memory else None)
+    if args.memory:
+        print("warden models: --memory is for --categories DIR (the attack heads keep one already)", file=sys.stderr)
+        return EXIT_USAGE
     from models import build, categories, runtime, semantic, train
 
     built = build.ensure(progress=build.stderr_progress)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from models import attack_heads, runtime, semantic, user_heads
+from models import attack_heads, memory, runtime, semantic, user_heads
 from models.user_heads import UserHeadsError
 
 INJECTION = [
@@ -116,6 +116,9 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
     # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
     own = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")])
     assert own["target_fpr"] is None and own["memory"] is None
+    with_memory = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json"),
+                                              "--memory"])
+    assert with_memory["memory"] == (memory.RANK, memory.BETA)
     assert user_heads.TARGET_FPR == 0.02 and attack_heads.TARGET_FPR != user_heads.TARGET_FPR
 
 

@@ -151,3 +151,22 @@ def test_cli_eval_reports_on_the_users_labelled_set(trained: tuple[Path, user_he
                                "label": "investment_advice", "type": "positive_no_keyword"}) + "\n", "utf-8")
     assert cli.main(["eval", "--heads", str(trained[0]), "--data", str(own)]) == cli.EXIT_FAIL
     assert cli.main(["eval", "--heads", str(tmp_path / "none.json"), "--data", str(EVAL)]) == cli.EXIT_FAIL
+
+
+def test_cli_train_with_a_memory_writes_heads_that_serve_through_it(
+        trained: tuple[Path, user_heads.TrainReport], detector: semantic.SemanticDetector, tmp_path: Path) -> None:
+    """`--memory` (models/memory.py): the file carries one (heads version 6), loads as a user heads file, and its
+    detector judges the labelled set no worse than the same heads without it (38 and 37 of 38 in session 14)."""
+    out = tmp_path / "with_memory.json"
+    assert cli.main(["train", "--categories", str(CATEGORIES), "--out", str(out), "--memory"]) == cli.EXIT_OK
+    assert json.loads(out.read_text("utf-8"))["version"] == 6
+    with_memory = user_heads.load_detector(out, detector)
+    without = user_heads.load_detector(trained[0], detector)
+    assert with_memory.heads.memory is not None and without.heads.memory is None
+
+    def right(d: user_heads.UserSemanticDetector) -> int:
+        rows = [json.loads(line) for line in EVAL.read_text("utf-8").splitlines()]
+        return sum(bool(d.detect(r["text"])) == (r["label"] is not None) for r in rows)
+
+    assert right(with_memory) >= right(without) >= 30
+    assert cli.main(["train", "--memory"]) == cli.EXIT_USAGE  # the builtin heads keep none
