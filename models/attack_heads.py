@@ -41,7 +41,10 @@ RANK = 512
 # one plain text: not taken. Session 14, with the nearest-exemplar memory below (six development sets, eval17-21 +
 # dev23: injection / self-harm recall, hard negatives inj / self-harm, plain chat of 601): without it, at 0.03, 95.2%
 # / 89.6%, 3.0% / 3.0%, 1; with it at 0.03 98.5% / 95.2%, 3.6% / 3.9%, 4; at 0.02 97.5% / 93.9%, 2.7% / 3.3%, 2; at
-# 0.015 96.9% / 92.8%, 2.1% / 2.4%, 2 (beta 80 at 0.015: 95.6% / 92.0%, 2.1% / 3.3%, 2).
+# 0.015 96.9% / 92.8%, 2.1% / 2.4%, 2 (beta 80 at 0.015: 95.6% / 92.0%, 2.1% / 3.3%, 2). Round 4 of exemplars (seven
+# development sets, eval22 added; plain chat of 799): at 0.015 95.8% / 93.3%, 2.1% / 2.6%, 0.3% (round 3: 96.7% /
+# 92.8%, 3.3% / 2.3%, 0.3%); at 0.02 97.3% / 95.2%, 2.8% / 3.8%, 0.5%: the blind sets' hard negatives are the further
+# target, so 0.015 stays.
 TARGET_FPR = 0.015
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grows from 1.8 to 7.0 MB (5,977 rows as
 # float16).
