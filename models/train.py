@@ -305,6 +305,16 @@ def folds_of(n_rows: int, groups: npt.NDArray[np.int64] | None = None) -> npt.ND
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class MemorySpec:
+    """What a nearest-exemplar memory is fitted from: every row's head features [N, F], the projection [F, r]
+    and the margin's weight."""
+
+    x: F64
+    basis: F64
+    beta: float
+
+
 def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int, *,
                      groups: npt.NDArray[np.int64] | None = None, memory: MemorySpec | None = None) -> F64:
     """[N] max category score of each row from heads trained without its fold. `groups`: the exemplar
@@ -323,16 +333,6 @@ def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_cat
             scores = held.adjust(scores, memory.x[~tr])
         out[~tr] = scores.max(axis=1)
     return out
-
-
-@dataclass(frozen=True, slots=True)
-class MemorySpec:
-    """What a nearest-exemplar memory is fitted from: every row's head features [N, F], the projection [F, r]
-    and the margin's weight."""
-
-    x: F64
-    basis: F64
-    beta: float
 
 
 def threshold_for_fpr(neg_scores: F64, target_fpr: float, weights: F64 | None = None) -> float:
