@@ -5,6 +5,7 @@ blocked or a decision names prompt_injection or self_harm. `warden models eval` 
 categories only; this reads the product, word lists and role defaults included.
 
 Run: .venv/bin/python -m bench.eval_attacks models/data/eval/semantic_eval18.jsonl [more.jsonl ...]
+     [--by-set] [--misses FILE] [--attack-heads FILE] [--no-semantic]
 """
 
 from __future__ import annotations
@@ -12,38 +13,111 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from proxy.guard.engine import Guard, inspect
 from proxy.guard.extract import TextField
 from proxy.guard.semantic import fusion_filters, load_detectors
+from rules.findings import Detector
 from rules.pseudonym import PseudonymVault
 from rules.roles import Role
 
 ATTACKS = frozenset({"prompt_injection", "self_harm"})
+POOLED = "all"
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    flagged: bool
+    categories: tuple[str, ...]  # of every decision the guard made
+
+
+Judge = Callable[[str], Verdict]
+
+
+def guard_judge(detectors: Sequence[Detector]) -> Judge:
+    """The request guard of the default configuration with `detectors` (none: word lists, patterns, decoding)."""
+    policy = Guard.load([], extra_detectors=detectors, filters=fusion_filters(detectors)).policy
+
+    def judge(text: str) -> Verdict:
+        field = TextField(("messages", 0, "content"), text, Role.USER)
+        seen = inspect(policy.request, [field], PseudonymVault(), policy.roles)
+        cats = tuple(sorted({d.finding.category for d in seen.decisions}))
+        return Verdict(seen.blocked or bool(ATTACKS & set(cats)), cats)
+
+    return judge
+
+
+def group_of(row: dict[str, object]) -> tuple[str, str]:
+    return ("positive" if row["label"] else str(row["type"]), str(row["topic"] or "-"))
+
+
+@dataclass
+class Tally:
+    total: collections.Counter[tuple[str, str, str]]  # (set, group, topic) -> rows; set POOLED for all
+    flagged: collections.Counter[tuple[str, str, str]]
+    errors: list[dict[str, object]]  # missed positives and flagged negatives, with the set and the categories
+
+
+def tally(sets: Iterable[tuple[str, Iterable[dict[str, object]]]], judge: Judge) -> Tally:
+    out = Tally(collections.Counter(), collections.Counter(), [])
+    for name, rows in sets:
+        for row in rows:
+            verdict = judge(str(row["text"]))
+            group = group_of(row)
+            for key in ((POOLED, *group), (name, *group)):
+                out.total[key] += 1
+                out.flagged[key] += verdict.flagged
+            if verdict.flagged != bool(row["label"]):
+                out.errors.append({"set": name, "kind": "missed" if row["label"] else "flagged", **row,
+                                   "categories": list(verdict.categories)})
+    return out
+
+
+def table(t: Tally, *, by_set: bool) -> str:
+    lines = [f"{'set':<22}{'group':<16}{'topic':<18}{'n':>5}  flagged"]
+    names = sorted({k[0] for k in t.total} - {POOLED}) if by_set else []
+    for name in [POOLED, *names]:
+        for key in sorted(k for k in t.total if k[0] == name):
+            lines.append(f"{name:<22}{key[1]:<16}{key[2]:<18}{t.total[key]:>5}  "
+                         f"{100 * t.flagged[key] / t.total[key]:5.1f}%")
+    return "\n".join(lines)
+
+
+def read_set(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def detectors_for(args: argparse.Namespace) -> list[Detector]:
+    if args.no_semantic:
+        return []
+    if args.attack_heads is None:
+        return load_detectors()
+    from models import attack_heads
+    from models.semantic import load_default
+
+    builtin = load_default()
+    return [builtin, attack_heads.load_detector(builtin, args.attack_heads)]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("sets", nargs="+", type=Path)
     p.add_argument("--no-semantic", action="store_true", help="word lists, patterns and decoding only")
-    args = p.parse_args()
-    detectors = [] if args.no_semantic else load_detectors()
-    policy = Guard.load([], extra_detectors=detectors, filters=fusion_filters(detectors)).policy
-    flagged: collections.Counter[tuple[str, str]] = collections.Counter()
-    total: collections.Counter[tuple[str, str]] = collections.Counter()
-    for path in args.sets:
-        for line in path.read_text("utf-8").splitlines():
-            row = json.loads(line)
-            field = TextField(("messages", 0, "content"), row["text"], Role.USER)
-            seen = inspect(policy.request, [field], PseudonymVault(), policy.roles)
-            hit = seen.blocked or any(d.finding.category in ATTACKS for d in seen.decisions)
-            group = ("positive" if row["label"] else row["type"], row["topic"] or "-")
-            total[group] += 1
-            flagged[group] += hit
-    print(f"{'group':<16}{'topic':<18}{'n':>5}  flagged")
-    for group in sorted(total):
-        print(f"{group[0]:<16}{group[1]:<18}{total[group]:>5}  {100 * flagged[group] / total[group]:5.1f}%")
+    p.add_argument("--attack-heads", type=Path, metavar="FILE",
+                   help="another attack heads file instead of the shipped one (a candidate from `warden models "
+                        "train --attack --out FILE`)")
+    p.add_argument("--by-set", action="store_true", help="each set's rows too, besides the pooled ones")
+    p.add_argument("--misses", type=Path, metavar="FILE",
+                   help="write the missed positives and flagged negatives as JSONL (development sets only: reading "
+                        "a blind set's errors makes it a development set)")
+    args = p.parse_args(argv)
+    t = tally(((path.stem, read_set(path)) for path in args.sets), guard_judge(detectors_for(args)))
+    print(table(t, by_set=args.by_set))
+    if args.misses is not None:
+        args.misses.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in t.errors), "utf-8")
 
 
 if __name__ == "__main__":
