@@ -5,7 +5,11 @@ blocked or a decision names prompt_injection or self_harm. `warden models eval` 
 categories only; this reads the product, word lists and role defaults included.
 
 Run: .venv/bin/python -m bench.eval_attacks models/data/eval/semantic_eval18.jsonl [more.jsonl ...]
-     [--by-set] [--misses FILE] [--attack-heads FILE] [--no-semantic]
+     [--by-set] [--misses FILE] [--attack-heads FILE] [--no-semantic] [--plain FILE ...]
+
+`--plain FILE` reads other JSONL corpora as plain chat: every row's `text`, or with a `label` field only the rows
+labelled "benign" (bench/data/pii_corpus.jsonl: ordinary messages carrying personal data; bench/data/decode_eval.jsonl:
+ordinary prompts carrying keys, hashes, blobs and hex, beside encoded injections).
 """
 
 from __future__ import annotations
@@ -90,6 +94,12 @@ def read_set(path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
+def read_plain(path: Path) -> list[dict[str, object]]:
+    """A corpus's ordinary texts as plain-chat rows of the evaluation format."""
+    return [{"text": row["text"], "lang": row.get("lang", ""), "label": None, "type": "benign", "topic": None}
+            for row in read_set(path) if row.get("label", "benign") == "benign"]
+
+
 def detectors_for(args: argparse.Namespace) -> list[Detector]:
     if args.no_semantic:
         return []
@@ -104,7 +114,9 @@ def detectors_for(args: argparse.Namespace) -> list[Detector]:
 
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("sets", nargs="+", type=Path)
+    p.add_argument("sets", nargs="*", type=Path)
+    p.add_argument("--plain", type=Path, action="append", default=[], metavar="FILE",
+                   help="a corpus read as plain chat (every `text`; with a `label` field, the rows labelled benign)")
     p.add_argument("--no-semantic", action="store_true", help="word lists, patterns and decoding only")
     p.add_argument("--attack-heads", type=Path, metavar="FILE",
                    help="another attack heads file instead of the shipped one (a candidate from `warden models "
@@ -114,7 +126,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="write the missed positives and flagged negatives as JSONL (development sets only: reading "
                         "a blind set's errors makes it a development set)")
     args = p.parse_args(argv)
-    t = tally(((path.stem, read_set(path)) for path in args.sets), guard_judge(detectors_for(args)))
+    if not args.sets and not args.plain:
+        p.error("give evaluation sets, --plain corpora, or both")
+    sets = [(path.stem, read_set(path)) for path in args.sets] + [(path.stem, read_plain(path)) for path in args.plain]
+    t = tally(sets, guard_judge(detectors_for(args)))
     print(table(t, by_set=args.by_set))
     if args.misses is not None:
         args.misses.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in t.errors), "utf-8")
