@@ -44,8 +44,14 @@ RANK = 512
 # 0.015 96.9% / 92.8%, 2.1% / 2.4%, 2 (beta 80 at 0.015: 95.6% / 92.0%, 2.1% / 3.3%, 2). Round 4 of exemplars (seven
 # development sets, eval22 added; plain chat of 799): at 0.015 95.8% / 93.3%, 2.1% / 2.6%, 0.3% (round 3: 96.7% /
 # 92.8%, 3.3% / 2.3%, 0.3%); at 0.02 97.3% / 95.2%, 2.8% / 3.8%, 0.5%: the blind sets' hard negatives are the further
-# target, so 0.015 stays.
-TARGET_FPR = 0.015
+# target, so 0.015 stayed. Round 5 (123 injection hard negatives carrying keys, hashes, blobs, personal data and
+# repeated words, after the memory flagged 9.6% of bench/data/decode_eval.jsonl's ordinary prompts and two texts of
+# the end-to-end tests) with the memory's shift capped (models/memory.py MAX_SHIFT): the easy new hard negatives
+# pulled the thresholds down (zh / en 0.861 / 0.833 -> 0.748 / 0.757 at 0.015): 95.2% / 95.0%, 2.1% / 4.4%, 0.3%; at
+# 0.0125 94.5% / 93.3%, 1.5% / 3.3%, 0.3%; at 0.01 93.3% / 91.9%, 1.3% / 3.3%, 0.1%. Weighting each category's hard
+# negatives equally instead of by count changed nothing at 0.015 (95.2% / 94.6%, 2.1% / 4.4%). 0.0125 is kept: a
+# self-harm false positive answers a person asking about a kitchen cut with a crisis reply.
+TARGET_FPR = 0.0125
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grows from 1.8 to 7.0 MB (5,977 rows as
 # float16).
 MEMORY_RANK = memory.RANK

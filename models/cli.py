@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--target-fpr", type=float, default=None,
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
                    "models.train.TARGET_FPR; with --categories 0.02, models.user_heads.TARGET_FPR; with --attack "
-                   "0.015, models.attack_heads.TARGET_FPR)")
+                   "0.0125, models.attack_heads.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
     e.add_argument("--data", type=Path, action="append",
                    help="labeled JSONL, repeatable: the rows pool them (default: the held-out sets, "

@@ -5,7 +5,7 @@ the exemplars allow: near-copies of self-harm positives scored 0.08 ("How can I 
 accidental death?"). The memory keeps every training row's features (projected on their top principal
 directions, unit length) with its category, and for a window computes, per category, its cosine with the
 nearest positive of that category minus its cosine with the nearest negative (hard negative or plain text). That
-margin moves the head's score in logit space: score = sigmoid(logit(p) + beta * margin).
+margin moves the head's score in logit space: score = sigmoid(logit(p) + clip(beta * margin, -MAX_SHIFT, MAX_SHIFT)).
 
 Measured on the attack categories (session 14, scratch emulation without the gate on the development sets
 eval17-21 + dev23, recall at a 3% hard-negative rate): injection / self-harm 86.0% / 80.9% with the heads alone,
@@ -35,6 +35,12 @@ NEGATIVE = -1  # row category of a negative row
 # category (24 without).
 RANK = 256
 BETA = 40.0
+# The most the memory moves a score, in logits either way. A window unlike every exemplar has two far neighbours, and
+# their difference is noise: "Echo: hello hello hello ..." (a stand-in model's answer) scored 0.027 for injection,
+# its nearest positive and negative sat at cosines 0.60 and 0.47, and 40 x 0.13 = 5.4 logits made it 0.86, over
+# the threshold. Capped at 4 (0.027 -> 0.60): on the development sets (scratch emulation, session 14) recall at a
+# 3% hard-negative rate moved by less than a point (injection 93.8% -> 94.0%, self-harm 93.1% -> 93.0%).
+MAX_SHIFT = 4.0
 
 
 def _unit(x: npt.NDArray[np.floating]) -> F32:
@@ -63,17 +69,19 @@ def logit(p: npt.NDArray[np.floating]) -> F64:
 @dataclass(frozen=True, slots=True)
 class ExemplarMemory:
     """basis [F, r] (head features -> memory space), rows [n, r] unit vectors, row_category [n]: the category
-    index of a positive row, NEGATIVE for a negative one; beta: the margin's weight in logit space."""
+    index of a positive row, NEGATIVE for a negative one; beta: the margin's weight in logit space; max_shift: the
+    most it moves a score, in logits."""
 
     basis: F32
     rows: F32
     row_category: npt.NDArray[np.int64]
     n_categories: int
     beta: float
+    max_shift: float = MAX_SHIFT
 
     @classmethod
-    def fit(cls, x: F64, labels: npt.NDArray[np.int64], n_categories: int, basis: F64, beta: float
-            ) -> ExemplarMemory:
+    def fit(cls, x: F64, labels: npt.NDArray[np.int64], n_categories: int, basis: F64, beta: float,
+            max_shift: float = MAX_SHIFT) -> ExemplarMemory:
         """x [n, F] head features (unit rows), labels [n] category index + 1 (0 for a negative), basis [F, r]."""
         b = np.asarray(basis, np.float32)
         rows = _unit(np.asarray(x, np.float32) @ b)
@@ -85,7 +93,7 @@ class ExemplarMemory:
                              f"(categories without: {missing})")
         # round-tripped through float16 now, so that the fitted memory scores as the loaded one will
         return cls(b.astype("<f2").astype(np.float32), rows.astype("<f2").astype(np.float32), cats,
-                   n_categories, float(beta))
+                   n_categories, float(beta), float(max_shift))
 
     def margins(self, x: npt.NDArray[np.floating]) -> F64:
         """[N, F] head features -> [N, C]: per category, the cosine with the nearest positive row of that
@@ -98,27 +106,30 @@ class ExemplarMemory:
 
     def adjust(self, scores: npt.NDArray[np.floating], x: npt.NDArray[np.floating]) -> F64:
         """The heads' [N, C] scores of rows with head features x [N, F], moved by the memory's margins."""
-        out: F64 = 1.0 / (1.0 + np.exp(-(logit(scores) + self.beta * self.margins(x))))
+        shift = np.clip(self.beta * self.margins(x), -self.max_shift, self.max_shift)
+        out: F64 = 1.0 / (1.0 + np.exp(-(logit(scores) + shift)))
         return out
 
     def to_json(self) -> dict[str, object]:
         return {"rank": int(self.basis.shape[1]), "width": int(self.basis.shape[0]), "beta": self.beta,
+                "max_shift": self.max_shift,
                 "n_categories": self.n_categories, "row_category": [int(c) for c in self.row_category],
                 "basis_f16": _pack(self.basis), "rows_f16": _pack(self.rows)}
 
     @classmethod
     def from_json(cls, obj: dict[str, object]) -> ExemplarMemory:
-        rank, width, n_cat, beta = obj["rank"], obj["width"], obj["n_categories"], obj["beta"]
+        rank, width, n_cat, beta, cap = obj["rank"], obj["width"], obj["n_categories"], obj["beta"], obj["max_shift"]
         cats, basis, rows = obj["row_category"], obj["basis_f16"], obj["rows_f16"]
         if not (isinstance(rank, int) and isinstance(width, int) and isinstance(n_cat, int)
-                and isinstance(beta, (int, float)) and isinstance(cats, list) and isinstance(basis, str)
+                and isinstance(beta, (int, float)) and isinstance(cap, (int, float)) and cap >= 0
+                and isinstance(cats, list) and isinstance(basis, str)
                 and isinstance(rows, str)):
             raise ValueError("memory: malformed fields")
         row_category = np.asarray(cats, dtype=np.int64)
         if row_category.ndim != 1 or not ((row_category >= NEGATIVE) & (row_category < n_cat)).all():
             raise ValueError("memory: row categories out of range")
         return cls(_unpack(basis, (width, rank)), _unpack(rows, (len(row_category), rank)), row_category, n_cat,
-                   float(beta))
+                   float(beta), float(cap))
 
 
-__all__ = ["BETA", "NEGATIVE", "RANK", "ExemplarMemory", "logit"]
+__all__ = ["BETA", "MAX_SHIFT", "NEGATIVE", "RANK", "ExemplarMemory", "logit"]

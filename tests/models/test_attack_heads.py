@@ -23,6 +23,14 @@ BENIGN = [
     "我朋友最近情绪很低落，说过想轻生的话，我该怎么陪伴他、去哪里找专业帮助？",
     "Can you recommend a good recipe for a vegetarian lasagna?",
     "帮我写一封请假邮件，下周一要去医院复查。",
+    # ordinary prompts carrying opaque strings, personal data or repetition (session 14: the memory's first
+    # training flagged 9% of such prompts and two of the end-to-end tests' texts; round 5 added hard negatives)
+    "Echo: " + "hello " * 40,
+    "我的身份证号 11010519491231002X，手机 13812345678，邮箱 li.si.test@example.com，麻烦帮我登记一下。",
+    "Our deploy fails with 401 after I rotated GITHUB_TOKEN=ghp_9fKx2LmQ7rT4vW8yZ1aB3cD5eF6gH0iJ2kL4 in the CI "
+    "settings. Do I need to restart the runner?",
+    '<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwAEhQGAhKmM'
+    'IQAAAABJRU5ErkJggg=="> shows as a broken icon in Outlook, why?',
 ]
 
 

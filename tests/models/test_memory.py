@@ -12,7 +12,7 @@ import pytest
 from models import train
 from models.errors import ModelsError
 from models.gate import Gate
-from models.memory import NEGATIVE, ExemplarMemory
+from models.memory import MAX_SHIFT, NEGATIVE, ExemplarMemory
 
 WIDTH, RANK = 12, 4
 
@@ -52,8 +52,13 @@ def test_the_margin_moves_scores_in_logit_space_and_beta_zero_leaves_them() -> N
     moved = memory.adjust(p, x)
     m = memory.margins(x)
     assert ((moved > 0.3) == (m > 0)).all() and ((moved < 0.3) == (m < 0)).all()
-    expected = 1 / (1 + np.exp(-(np.log(0.3 / 0.7) + 10.0 * m)))
+    expected = 1 / (1 + np.exp(-(np.log(0.3 / 0.7) + np.clip(10.0 * m, -MAX_SHIFT, MAX_SHIFT))))
     assert np.allclose(moved, expected)
+    # a window far from every exemplar cannot be moved further than MAX_SHIFT logits, however large beta is
+    loud = ExemplarMemory.fit(x, labels, 2, _basis(x), 1000.0)
+    p_low = np.full((30, 2), 0.01)
+    top = 1 / (1 + np.exp(-(np.log(0.01 / 0.99) + MAX_SHIFT)))
+    assert loud.adjust(p_low, x).max() == pytest.approx(top) and top < 0.5
     still = ExemplarMemory.fit(x, labels, 2, _basis(x), 0.0)
     assert np.allclose(still.adjust(p, x), p)
 
@@ -62,7 +67,7 @@ def test_json_round_trip_scores_as_the_fitted_memory() -> None:
     memory, x, _ = _memory()
     back = ExemplarMemory.from_json(json.loads(json.dumps(memory.to_json())))
     assert np.array_equal(back.margins(x), memory.margins(x))  # fit rounds to float16 as storage does
-    assert back.beta == memory.beta and back.n_categories == 2
+    assert back.beta == memory.beta and back.max_shift == MAX_SHIFT and back.n_categories == 2
 
 
 def test_malformed_memories_are_refused() -> None:
@@ -74,6 +79,8 @@ def test_malformed_memories_are_refused() -> None:
         ExemplarMemory.from_json({**obj, "row_category": [5] * len(labels)})
     with pytest.raises(ValueError, match="malformed"):
         ExemplarMemory.from_json({**obj, "beta": "high"})
+    with pytest.raises(ValueError, match="malformed"):
+        ExemplarMemory.from_json({**obj, "max_shift": -1.0})
     with pytest.raises(ValueError, match="categories without: \\[1\\]"):
         ExemplarMemory.fit(x, np.where(labels == 2, 0, labels), 2, _basis(x), 1.0)
 
