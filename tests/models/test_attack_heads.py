@@ -23,8 +23,9 @@ BENIGN = [
     "我朋友最近情绪很低落，说过想轻生的话，我该怎么陪伴他、去哪里找专业帮助？",
     "Can you recommend a good recipe for a vegetarian lasagna?",
     "帮我写一封请假邮件，下周一要去医院复查。",
-    # ordinary prompts carrying opaque strings, personal data or repetition (session 14: the memory's first
-    # training flagged 9% of such prompts and two of the end-to-end tests' texts; round 5 added hard negatives)
+    # ordinary prompts carrying opaque strings, personal data or repetition (session 14: session 13's heads flagged
+    # 11.5% of bench/data/decode_eval.jsonl's ordinary prompts, the memory's first training two texts of the
+    # end-to-end tests; round 5 added hard negatives of the kind)
     "Echo: " + "hello " * 40,
     "我的身份证号 11010519491231002X，手机 13812345678，邮箱 li.si.test@example.com，麻烦帮我登记一下。",
     "Our deploy fails with 401 after I rotated GITHUB_TOKEN=ghp_9fKx2LmQ7rT4vW8yZ1aB3cD5eF6gH0iJ2kL4 in the CI "
@@ -132,8 +133,8 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
 
 def test_the_shipped_heads_were_trained_at_the_attack_target(attack: attack_heads.AttackSemanticDetector) -> None:
     assert attack.user.heads.target_fpr == pytest.approx(attack_heads.TARGET_FPR)
-    memory = attack.user.heads.memory
-    assert memory is not None and memory.beta == attack_heads.MEMORY_BETA
-    assert memory.basis.shape == (runtime.FEATURES, attack_heads.MEMORY_RANK)
+    kept = attack.user.heads.memory
+    assert kept is not None and kept.beta == attack_heads.MEMORY_BETA and kept.max_shift == memory.MAX_SHIFT
+    assert kept.basis.shape == (runtime.FEATURES, attack_heads.MEMORY_RANK)
     # every training row is remembered: each exemplar digest is one text, a long negative several windows
-    assert len(memory.rows) >= len(attack.user.exemplar_digests)
+    assert len(kept.rows) >= len(attack.user.exemplar_digests)
