@@ -128,6 +128,8 @@ class ExemplarMemory:
         row_category = np.asarray(cats, dtype=np.int64)
         if row_category.ndim != 1 or not ((row_category >= NEGATIVE) & (row_category < n_cat)).all():
             raise ValueError("memory: row categories out of range")
+        if not all((row_category == c).any() for c in (NEGATIVE, *range(n_cat))):
+            raise ValueError("memory: every category needs a positive row and there must be negatives")
         return cls(_unpack(basis, (width, rank)), _unpack(rows, (len(row_category), rank)), row_category, n_cat,
                    float(beta), float(cap))
 

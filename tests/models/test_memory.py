@@ -81,6 +81,8 @@ def test_malformed_memories_are_refused() -> None:
         ExemplarMemory.from_json({**obj, "beta": "high"})
     with pytest.raises(ValueError, match="malformed"):
         ExemplarMemory.from_json({**obj, "max_shift": -1.0})
+    with pytest.raises(ValueError, match="every category needs a positive row"):  # scoring would fail on it later
+        ExemplarMemory.from_json({**obj, "row_category": [NEGATIVE if c == 1 else int(c) for c in memory.row_category]})
     with pytest.raises(ValueError, match="categories without: \\[1\\]"):
         ExemplarMemory.fit(x, np.where(labels == 2, 0, labels), 2, _basis(x), 1.0)
 
