@@ -19,7 +19,7 @@ float16's 3 significant digits move a cosine by less than 1e-3.
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -78,6 +78,17 @@ class ExemplarMemory:
     n_categories: int
     beta: float
     max_shift: float = MAX_SHIFT
+    # the row indices of each category's positives, then of the negatives: margins() runs per window, and boolean
+    # masks over every row would be rebuilt at each call
+    _groups: tuple[npt.NDArray[np.intp], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        missing = [c for c in range(self.n_categories) if not (self.row_category == c).any()]
+        if missing or not (self.row_category == NEGATIVE).any():
+            raise ValueError(f"memory: every category needs a positive row and there must be negatives "
+                             f"(categories without: {missing})")
+        groups = tuple(np.flatnonzero(self.row_category == c) for c in (*range(self.n_categories), NEGATIVE))
+        object.__setattr__(self, "_groups", groups)
 
     @classmethod
     def fit(cls, x: F64, labels: npt.NDArray[np.int64], n_categories: int, basis: F64, beta: float,
@@ -87,10 +98,6 @@ class ExemplarMemory:
         rows = _unit(np.asarray(x, np.float32) @ b)
         cats = np.asarray(labels, np.int64) - 1
         cats[cats < 0] = NEGATIVE
-        missing = [c for c in range(n_categories) if not (cats == c).any()]
-        if missing or not (cats == NEGATIVE).any():
-            raise ValueError(f"memory: every category needs a positive row and there must be negatives "
-                             f"(categories without: {missing})")
         # round-tripped through float16 now, so that the fitted memory scores as the loaded one will
         return cls(b.astype("<f2").astype(np.float32), rows.astype("<f2").astype(np.float32), cats,
                    n_categories, float(beta), float(max_shift))
@@ -99,9 +106,8 @@ class ExemplarMemory:
         """[N, F] head features -> [N, C]: per category, the cosine with the nearest positive row of that
         category minus the cosine with the nearest negative row."""
         sims = _unit(np.asarray(x, np.float32) @ self.basis) @ self.rows.T
-        negative = sims[:, self.row_category == NEGATIVE].max(axis=1)
-        out: F64 = np.stack([sims[:, self.row_category == c].max(axis=1) for c in range(self.n_categories)],
-                            axis=1).astype(np.float64) - negative[:, None]
+        nearest = np.stack([sims[:, rows].max(axis=1) for rows in self._groups], axis=1).astype(np.float64)
+        out: F64 = nearest[:, :-1] - nearest[:, -1:]
         return out
 
     def adjust(self, scores: npt.NDArray[np.floating], x: npt.NDArray[np.floating]) -> F64:
@@ -128,8 +134,6 @@ class ExemplarMemory:
         row_category = np.asarray(cats, dtype=np.int64)
         if row_category.ndim != 1 or not ((row_category >= NEGATIVE) & (row_category < n_cat)).all():
             raise ValueError("memory: row categories out of range")
-        if not all((row_category == c).any() for c in (NEGATIVE, *range(n_cat))):
-            raise ValueError("memory: every category needs a positive row and there must be negatives")
         return cls(_unpack(basis, (width, rank)), _unpack(rows, (len(row_category), rank)), row_category, n_cat,
                    float(beta), float(cap))
 
