@@ -70,8 +70,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # likewise, read once in session 12 (31ed4eb). eval21 (7fe654d) was written blind in session 12 and read once in
 # session 13 (its .md has the reading): a development set since. eval22 (e17b472) was written blind in session 13
 # the same way and read once in session 14 (its .md has the reading): a development set since. eval23 (c00f53c) was
-# written blind in session 14 the same way and is unread: keep it for the next reading (the tests only check that no
-# training text is in it).
+# written blind in session 14 the same way and read once in session 15 (its .md has the reading): a development set
+# since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl")
 
