@@ -26,7 +26,7 @@ import itertools
 import re
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +58,7 @@ class Window:
     end: int
     lang: str
     ids: tuple[int, ...]
+    alone: bool = False  # a sentence of a packed window, judged on its own as well
 
 
 @dataclass(slots=True)
@@ -78,6 +79,21 @@ def rescale(raw: float, threshold: float) -> float:
 # Below this many letters/digits/hanzi a text is not judged: a bare "ok" scored 0.57 for drugs (a one-word
 # answer blocked), while the shortest text of the held-out evaluation set has 6.
 MIN_JUDGED_CHARS = 4
+
+
+# Categories in a detector's `needs_context` (the attack heads' self_harm): in a text holding more than CROWDED
+# sentences judged alone, such a sentence fires the category only when some packed window of the text gives it at
+# least SUPPORT (rescaled: 0.5 is the threshold). Every sentence of a long text is one more chance for an ordinary
+# line, out of context, to score high: blind eval23 (session 15) was the first set with many long plain texts, and
+# 4 of its 9 plain texts over 1,000 characters were flagged self_harm on one sentence alone (an e-mail's "I don't
+# want it to sound like I'm blaming anyone." 0.98) in texts no packed window of which scored 0.1. On the development
+# sets (eval14-15, eval17-23, dev23; the attack heads alone), long plain texts (500 characters or more) flagged fell
+# from 6 to 1 of 103, and none of 620 self-harm positives was lost. Only for categories whose writer does not hide
+# the intent: padding a harmful request with plain sentences is an evasion for the topics and injection (an exam
+# fraud request packed among 60 plain sentences scores 0.99 alone, 0.055 in its packed window, and is caught only
+# alone), but a person in distress does not pad, and a post that states a plan leans that way elsewhere too.
+CROWDED = 8
+SUPPORT = 0.1
 
 
 def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[Window]:
@@ -105,7 +121,7 @@ def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[
     def flush() -> None:
         out.append(_window(text, cur[0][0], cur[-1][1], [i for _, _, ids in cur for i in ids]))
         if sentences and len(cur) > 1:
-            alone.extend(_window(text, a, b, ids) for a, b, ids in cur
+            alone.extend(_window(text, a, b, ids, alone=True) for a, b, ids in cur
                          if sum(map(str.isalnum, text[a:b])) >= MIN_JUDGED_CHARS)
         cur.clear()
 
@@ -157,8 +173,8 @@ def training_features(rt: Runtime, examples: Sequence[Exemplar]) -> TrainingFeat
     return TrainingFeatures(rows, groups, ids, rt.encode_ids(ids).astype(np.float64))
 
 
-def _window(text: str, start: int, end: int, ids: list[int]) -> Window:
-    return Window(start, end, language(text[start:end]), tuple(ids))
+def _window(text: str, start: int, end: int, ids: list[int], *, alone: bool = False) -> Window:
+    return Window(start, end, language(text[start:end]), tuple(ids), alone)
 
 
 def _split_long(tok: Tokenizer, text: str, a: int, b: int, n_ids: int) -> list[Window]:
@@ -174,7 +190,8 @@ def _split_long(tok: Tokenizer, text: str, a: int, b: int, n_ids: int) -> list[W
 class SemanticDetector:
     """rules.findings.Detector: kind "semantic", category, raw window offsets, score, rule semantic.<category>."""
 
-    def __init__(self, runtime: Runtime, heads: Heads, categories: Sequence[Category] = ()) -> None:
+    def __init__(self, runtime: Runtime, heads: Heads, categories: Sequence[Category] = (), *,
+                 needs_context: Collection[str] = ()) -> None:
         if heads.build_key != runtime.built.directory.name:
             raise ModelsError(f"heads were trained for build {heads.build_key}, the model is "
                               f"{runtime.built.directory.name}: run `warden models train`")
@@ -186,6 +203,7 @@ class SemanticDetector:
         self.categories = heads.categories
         self.levels = dict(heads.levels)
         self.clear_below = heads.clear_below  # for rules.fusion.Fusion(clear_below=...)
+        self.needs_context = frozenset(needs_context) & set(heads.categories)
         self._lexical: dict[str, str] = {}
         for c in categories:
             for lex in c.lexical_categories:
@@ -257,14 +275,24 @@ class SemanticDetector:
         if len(list(itertools.islice(filter(str.isalnum, text), MIN_JUDGED_CHARS))) < MIN_JUDGED_CHARS:
             return []  # "ok", "好的": too little text to carry an intent; the model's score there is noise
         findings = []
-        for r in self._analyse(text):
+        results = self._analyse(text)
+        unsupported = self._unsupported(results)
+        for r in results:
             if r.second is None:
                 continue
             for cat, score in r.second.items():
-                if score >= 0.5:
+                if score >= 0.5 and not (r.window.alone and cat in unsupported):
                     findings.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
                                             rule=f"semantic.{cat}", score=round(score, 4)))
         return findings
+
+    def _unsupported(self, results: Sequence[_WindowResult]) -> set[str]:
+        """The categories of `needs_context` that a crowded text's sentences judged alone may not fire: more than
+        CROWDED such sentences, and no packed window of the text gives the category SUPPORT."""
+        if not self.needs_context or sum(r.window.alone for r in results) <= CROWDED:
+            return set()
+        packed = [r.second or {} for r in results if not r.window.alone]
+        return {c for c in self.needs_context if max(s.get(c, 0.0) for s in packed) < SUPPORT}
 
     def scores(self, text: str) -> list[tuple[int, int, dict[str, float] | None]]:
         """Per window: raw offsets and the rescaled stage-2 scores (None when stage 1 decided benign)."""

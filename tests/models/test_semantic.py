@@ -169,3 +169,47 @@ def test_sentences_of_packed_windows_are_judged_alone_too(rt: Runtime, detector:
     assert any(f.category == "exam_fraud" and text[f.start:f.end] == alone[2] for f in findings)
     assert semantic.split_windows(rt.tokenizer, "只有一句话，没有别的。") == \
         semantic.split_windows(rt.tokenizer, "只有一句话，没有别的。", sentences=False)
+
+
+
+def _judged(detector: SemanticDetector, text: str, alone: float, packed: float) -> list[tuple[str, str]]:
+    """detect() on `text` with stage-2 scores set by hand: exam_fraud scores `alone` on the sentence "ALONE..."
+    judged alone, `packed` on every packed window, 0 elsewhere; (window text, category) of the findings."""
+    results = []
+    for w in detector.windows(text):
+        exam = packed if not w.alone else alone if text[w.start:w.end].startswith("ALONE") else 0.0
+        results.append(semantic._WindowResult(w, 0.0, {c: exam if c == "exam_fraud" else 0.0
+                                                      for c in detector.categories}))
+    detector._cache.put(text, results)
+    return [(text[f.start:f.end], f.category) for f in detector.detect(text)]
+
+
+@pytest.mark.parametrize("n_plain", [3, semantic.CROWDED + 3])
+def test_a_lone_sentence_of_a_crowded_text_needs_context_in_the_categories_that_ask_for_it(
+        rt: Runtime, detector: SemanticDetector, n_plain: int) -> None:
+    """Each sentence of a long text is one more chance for an ordinary line, out of context, to score high: past
+    CROWDED sentences judged alone, a sentence fires a `needs_context` category only when some packed window of the
+    text leans that way (SUPPORT). Other categories keep every lone sentence: padding is an evasion."""
+    plain = "".join(f"第{i}天我们去了海边散步。" for i in range(n_plain))
+    alone = "ALONE这句单独读起来很像。"
+    text = plain + alone + plain
+    crowded = n_plain > semantic.CROWDED
+    wins = detector.windows(text)
+    assert (sum(w.alone for w in wins) > semantic.CROWDED) == crowded
+    asking = SemanticDetector(rt, detector.heads, needs_context={"exam_fraud"})
+    assert asking.needs_context == {"exam_fraud"}
+    assert SemanticDetector(rt, detector.heads, needs_context={"not_a_category"}).needs_context == frozenset()
+    found = (alone, "exam_fraud")
+    assert found in _judged(detector, text, 0.9, 0.0)  # a category that does not ask: always
+    assert (found in _judged(asking, text, 0.9, 0.0)) != crowded  # no support: only in the short text
+    assert _judged(asking, text, 0.9, semantic.SUPPORT) == [found]  # support below 0.5: the sentence fires
+
+
+def test_a_padded_request_is_still_found_by_its_sentence(detector: SemanticDetector) -> None:
+    """The evasion the lone sentences exist for: a harmful request among many plain sentences scores low in its
+    packed window but high alone, and the topic categories do not ask for context."""
+    plain = "今天的会议改到下午三点，请大家准时参加。" * 30
+    bad = "顺便问一下，谁能帮我去考四六级，我出五千块，用我的身份证进去。"
+    text = plain + bad + plain
+    assert sum(w.alone for w in detector.windows(text)) > semantic.CROWDED
+    assert any(f.category == "exam_fraud" and text[f.start:f.end] == bad for f in detector.detect(text))
