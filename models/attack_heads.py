@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from models import memory, semantic, user_heads
-from models.categories import data_dir
+from models.categories import LANGS, data_dir, load_benign
 from models.runtime import Runtime
 
 RANK = 512
@@ -50,16 +50,48 @@ RANK = 512
 # pulled the thresholds down (zh / en 0.861 / 0.833 -> 0.748 / 0.757 at 0.015): 95.2% / 95.0%, 2.1% / 4.4%, 0.3%; at
 # 0.0125 94.5% / 93.3%, 1.5% / 3.3%, 0.3%; at 0.01 93.3% / 91.9%, 1.3% / 3.3%, 0.1%. Weighting each category's hard
 # negatives equally instead of by count changed nothing at 0.015 (95.2% / 94.6%, 2.1% / 4.4%). 0.0125 is kept: a
-# self-harm false positive answers a person asking about a kitchen cut with a crisis reply.
-TARGET_FPR = 0.0125
+# self-harm false positive answers a person asking about a kitchen cut with a crisis reply. Session 15: round 6 (250
+# texts), evasion folding and documents.yaml's long plain texts as negatives (eight development sets, eval17-23 +
+# dev23, with the context rule for lone self-harm sentences; bench/data/long_plain.jsonl's 200 long plain messages;
+# every tenth bench/data/pii_corpus.jsonl text): session 14's heads 93.7% / 92.9%, 2.0% / 4.2%, long plain 24.5%,
+# personal data 0.2%; folding alone (round 5's exemplars) 94.6% / 93.2%, 2.2% / 4.7%; round 6 and folding at 0.0125
+# 90.9% / 91.9%, 1.6% / 3.3%, long plain 25.5%; with the documents at 0.0125 86.8% / 86.6%, 2.0% / 1.6%;
+# at 0.02 91.2% / 91.8%, 2.7% / 2.4%, 5.5%, 0.8%; at 0.025 93.0% / 93.2%, 3.1% / 3.8%, 5.5%, 1.1%. 0.02 is the
+# highest target that keeps every false-positive reading within the issue's bounds (hard negatives 3%, plain 1%)
+# but the long plain texts (5.5%, of which 2.5 points are the topic heads'). The documents' sentences as training
+# rows too (heads, memory and thresholds judging negatives as the detector does): long plain 2.5%, but recall 78.7%
+# / 74.5%; not kept (session 13 saw the same, 4-9 points).
+TARGET_FPR = 0.02
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grows from 1.8 to 7.5 MB (6,457 rows as
 # float16).
 MEMORY_RANK = memory.RANK
 MEMORY_BETA = memory.BETA
 
 
+# Lone sentences of a long text fire self_harm only in a text that leans that way somewhere (models/semantic.py
+# CROWDED): a person in distress does not pad the message to hide it, unlike an injection.
+NEEDS_CONTEXT = frozenset({"self_harm"})
+
+
+# Trained and served on text read through models/fold.py (separated, spaced, look-alike and leetspeak spellings
+# undone): the evasions of issue 23 (the file records it: user_heads.UserHeads.fold).
+FOLD = True
+
+
 def categories_dir() -> Path:
     return data_dir() / "attack_categories"
+
+
+def documents_path() -> Path:
+    return data_dir() / "documents.yaml"
+
+
+def plain_texts() -> dict[str, tuple[str, ...]]:
+    """The attack heads' plain negatives: benign.yaml's everyday requests and documents.yaml's long pasted documents
+    (essays, stories, e-mails, code, contracts: session 15, after blind eval23 showed long plain texts flagged on one
+    ordinary sentence). The topic heads and user categories train on benign.yaml alone."""
+    benign, documents = load_benign(), load_benign(documents_path())
+    return {lang: (*benign[lang], *documents[lang]) for lang in LANGS}
 
 
 def heads_path() -> Path:
@@ -81,8 +113,8 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) 
     where = heads_path() if path is None else path
     rt: Runtime = builtin._rt
     user = user_heads.load(where, rt, reserved=set(builtin.categories))
-    return AttackSemanticDetector(rt, user, where)
+    return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT)
 
 
-__all__ = ["MEMORY_BETA", "MEMORY_RANK", "RANK", "TARGET_FPR", "AttackSemanticDetector", "categories_dir",
-           "heads_path", "load_detector"]
+__all__ = ["FOLD", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK", "TARGET_FPR", "AttackSemanticDetector",
+           "categories_dir", "documents_path", "heads_path", "load_detector", "plain_texts"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,7 +100,8 @@ def _train(args: argparse.Namespace) -> int:
         if args.target_fpr is None:
             args.target_fpr = attack_heads.TARGET_FPR
         return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK,
-                           memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA))
+                           memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA),
+                           plain=attack_heads.plain_texts(), fold=attack_heads.FOLD)
     if args.categories is not None:
         from models import memory
 
@@ -129,7 +130,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None,
-                memory: tuple[int, float] | None = None) -> int:
+                memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
+                fold: bool = False) -> int:
     import time
 
     from models import build, runtime, user_heads
@@ -149,7 +151,7 @@ def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank
         gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall, reserved=reserved,
         rank=user_heads.RANK if rank is None else rank, cache_dir=user_heads.feature_cache_dir(),
         memory_rank=None if memory is None else memory[0], memory_beta=0.0 if memory is None else memory[1],
-        progress=user_heads.stderr_progress)
+        plain=plain, fold=fold, progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads
     print(f"warden models: categories {', '.join(h.categories)} (levels {h.levels}); {rep.exemplars} exemplars "

@@ -17,12 +17,13 @@ mathematical letters become ASCII). What it cannot see through, and what evasion
 * invisible characters (zero-width, bidi controls, soft hyphen) are removed.
 
 Where it goes: every place a text is tokenized for the gate or the encoder, identically in training
-(models/semantic.training_rows) and detection (models/semantic.split_windows and _split_long; offsets stay
-those of the raw text, since windows are cut on it). It is not wired in yet: the shipped heads were trained
-without it, and wiring it means retraining them with the issue 23 categories
-(models/data/attack_categories/README.md). A text none of the folds apply to comes back unchanged; on the
-held-out sets' texts it costs ~10 us of CPU per text (about 5% of split_windows), and changes 3 of eval16's
-340 texts (spaces between ideographs).
+(models/semantic.training_rows, `fold=True`) and detection (models/semantic.split_windows and _split_long;
+offsets stay those of the raw text, since windows are cut on it). The attack heads are trained and served
+through it since session 15 (models/attack_heads.py FOLD; the heads file records it, user_heads.UserHeads.fold,
+so its detector reads windows as its training did). The topic heads were trained on raw text and still read it:
+folding for them would mean retraining them, and their held-out sets may be re-read only once. A text none of
+the folds apply to comes back unchanged; on the held-out sets' texts it costs ~10 us of CPU per text (about 5% of
+split_windows), and changes 3 of eval16's 340 texts (spaces between ideographs).
 """
 
 from __future__ import annotations

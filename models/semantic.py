@@ -26,7 +26,7 @@ import itertools
 import re
 import sys
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +36,7 @@ import numpy.typing as npt
 from models import build
 from models.categories import Category, Exemplar, data_dir, language, load_categories
 from models.errors import BuildError, ModelsError
+from models.fold import fold as fold_text
 from models.lru import Lru
 from models.runtime import MAX_TOKENS, Runtime
 from models.tokenizer import Tokenizer
@@ -96,14 +97,16 @@ CROWDED = 8
 SUPPORT = 0.1
 
 
-def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[Window]:
+def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True, fold: bool = False) -> list[Window]:
     """The windows the detector judges: whole sentences packed up to WINDOW_TOKENS pieces; a longer
     sentence is cut by characters. With `sentences`, each sentence of a packed window that holds several
     (and at least MIN_JUDGED_CHARS letters or digits) is also a window of its own, after the packed ones:
     benign sentences packed around a harmful one dilute it. Left-one-development-set-out, one or two short
     plain sentences put before each harmful text of eval1-9 cut the gate's recall from 99.9% / 99.6% (zh /
     en) to 82% / 92% and 75% / 88%; the encoder, on eval7-9 (trained on), from 99.6% to 77-86% / 73-79%.
-    Training cuts negative exemplars into their packed windows only (`training_rows`)."""
+    Training cuts negative exemplars into their packed windows only (`training_rows`). With `fold`, each window's
+    text is read through models/fold.py (evasive spellings undone) before it is tokenized; windows are cut, and
+    keep their offsets, on the raw text."""
     pieces: list[tuple[int, int]] = []  # sentence spans
     pos = 0
     for m in _SENTENCE_END.finditer(text):
@@ -113,7 +116,8 @@ def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[
     if pos < len(text):
         pieces.append((pos, len(text)))
     spans = [(a, b) for a, b in pieces if text[a:b].strip()]
-    encoded = tok.encode_batch([text[a:b] for a, b in spans])
+    read = fold_text if fold else _same
+    encoded = tok.encode_batch([read(text[a:b]) for a, b in spans])
     out: list[Window] = []
     alone: list[Window] = []  # the sentences of packed windows that hold several
     cur: list[tuple[int, int, list[int]]] = []  # the sentences packed so far
@@ -129,7 +133,7 @@ def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[
         if len(ids) > WINDOW_TOKENS:
             if cur:
                 flush()
-            out += _split_long(tok, text, a, b, len(ids))
+            out += _split_long(tok, text, a, b, len(ids), read)
             continue
         if cur and sum(len(c[2]) for c in cur) + len(ids) > WINDOW_TOKENS:
             flush()
@@ -140,17 +144,19 @@ def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True) -> list[
     return out
 
 
-def training_rows(tok: Tokenizer, examples: Sequence[Exemplar]) -> tuple[list[Exemplar], list[int], list[list[int]]]:
+def training_rows(tok: Tokenizer, examples: Sequence[Exemplar], *, fold: bool = False
+                  ) -> tuple[list[Exemplar], list[int], list[list[int]]]:
     """The feature rows `train.train` takes: (exemplar per row, exemplar index per row, content ids per row).
     A negative exemplar longer than one window gives one row per window, as the detector will judge it (a
     long benign message was judged by windows its first 56 tokens never showed the heads); every other
-    exemplar one row, its whole text (positives: which window holds the intent is not known)."""
+    exemplar one row, its whole text (positives: which window holds the intent is not known). `fold`: as the
+    detector that will serve the heads reads its windows (`split_windows`)."""
     rows: list[Exemplar] = []
     groups: list[int] = []
     ids: list[list[int]] = []
-    whole = tok.encode_batch([e.text for e in examples])
+    whole = tok.encode_batch([fold_text(e.text) if fold else e.text for e in examples])
     for i, (e, text_ids) in enumerate(zip(examples, whole, strict=True)):
-        wins = split_windows(tok, e.text, sentences=False) if e.label is None else []
+        wins = split_windows(tok, e.text, sentences=False, fold=fold) if e.label is None else []
         parts = [list(w.ids) for w in wins] if len(wins) > 1 else [text_ids]
         rows += [e] * len(parts)
         groups += [i] * len(parts)
@@ -177,12 +183,16 @@ def _window(text: str, start: int, end: int, ids: list[int], *, alone: bool = Fa
     return Window(start, end, language(text[start:end]), tuple(ids), alone)
 
 
-def _split_long(tok: Tokenizer, text: str, a: int, b: int, n_ids: int) -> list[Window]:
+def _same(text: str) -> str:
+    return text
+
+
+def _split_long(tok: Tokenizer, text: str, a: int, b: int, n_ids: int, read: Callable[[str], str]) -> list[Window]:
     chars = max(1, (b - a) * WINDOW_TOKENS // n_ids)
     out = []
     for s in range(a, b, chars):
         e = min(b, s + chars)
-        ids = tok.encode(text[s:e])[:WINDOW_TOKENS]
+        ids = tok.encode(read(text[s:e]))[:WINDOW_TOKENS]
         out.append(_window(text, s, e, ids))
     return out
 
@@ -191,7 +201,7 @@ class SemanticDetector:
     """rules.findings.Detector: kind "semantic", category, raw window offsets, score, rule semantic.<category>."""
 
     def __init__(self, runtime: Runtime, heads: Heads, categories: Sequence[Category] = (), *,
-                 needs_context: Collection[str] = ()) -> None:
+                 needs_context: Collection[str] = (), fold: bool = False) -> None:
         if heads.build_key != runtime.built.directory.name:
             raise ModelsError(f"heads were trained for build {heads.build_key}, the model is "
                               f"{runtime.built.directory.name}: run `warden models train`")
@@ -204,6 +214,7 @@ class SemanticDetector:
         self.levels = dict(heads.levels)
         self.clear_below = heads.clear_below  # for rules.fusion.Fusion(clear_below=...)
         self.needs_context = frozenset(needs_context) & set(heads.categories)
+        self.fold = fold  # windows read through models/fold.py, as heads trained on folded text need
         self._lexical: dict[str, str] = {}
         for c in categories:
             for lex in c.lexical_categories:
@@ -221,7 +232,7 @@ class SemanticDetector:
 
     # -- windows ------------------------------------------------------------------------------------
     def windows(self, text: str) -> list[Window]:
-        return split_windows(self._rt.tokenizer, text)
+        return split_windows(self._rt.tokenizer, text, fold=self.fold)
 
     # -- scoring ------------------------------------------------------------------------------------
     def _analyse(self, text: str) -> list[_WindowResult]:

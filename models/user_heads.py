@@ -91,6 +91,7 @@ class UserHeads:
     sources: Mapping[str, str]  # category -> the file it came from (its name)
     exemplar_digests: frozenset[str]  # text_digest of every training text (positives, hard negatives, benign)
     sha256: str = ""  # of the file it was loaded from
+    fold: bool = False  # trained on text read through models/fold.py: served the same way
 
     @property
     def categories(self) -> tuple[str, ...]:
@@ -100,6 +101,8 @@ class UserHeads:
         obj = json.loads(self.heads.to_json())
         obj["user"] = {"format": FORMAT, "lexical_categories": {k: list(v) for k, v in self.lexical.items()},
                        "sources": dict(self.sources), "exemplars": sorted(self.exemplar_digests)}
+        if self.fold:  # absent when off: files written before it stay byte for byte what they were
+            obj["user"]["fold"] = True
         return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
 
     def category_values(self) -> list[Category]:
@@ -182,10 +185,13 @@ def feature_cache_dir() -> Path:
 def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, gate_recall: float = GATE_RECALL,
                rank: int = RANK, memory_rank: int | None = None, memory_beta: float = 0.0,
                reserved: set[str] | None = None, cache_dir: Path | None = None,
+               plain: Mapping[str, Sequence[str]] | None = None, fold: bool = False,
                progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
     """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in
     `reserved`, by default the builtin categories). `memory_rank`, `memory_beta`: a nearest-exemplar memory
-    (train.train; the attack heads keep one, models/attack_heads.py)."""
+    (train.train; the attack heads keep one, models/attack_heads.py). `plain`: the plain negatives of every
+    category, {lang: texts}; by default the package's benign.yaml. `fold`: train on text read through
+    models/fold.py (the file says so, and its detector reads windows the same way)."""
     cats = load_categories(directory)
     reserved = builtin_names() if reserved is None else reserved
     for c in cats:
@@ -193,9 +199,9 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
             raise UserHeadsError(c.source, f"category {c.name!r} is a builtin category: user categories add to "
                                  "the builtin ones and may not replace them; pick another name (a builtin "
                                  "category's action is set in rule files)")
-    benign = load_benign()
+    benign = load_benign() if plain is None else plain
     examples = exemplars(cats, benign)
-    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples)
+    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples, fold=fold)
     is_benign = np.array([e.topic is None for e in rows])
     n_user = int((~is_benign).sum())  # exemplars() puts the benign texts last
     if progress:
@@ -212,7 +218,7 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
     positive = [e.label is not None for e in rows]
     langs = [e.lang for e in rows]
-    extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, examples, groups, folds)
+    extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, examples, groups, folds, fold=fold)
     user_gate, cv_gate = fit_gate(ids + extra_ids, positive + [False] * len(extra_ids), langs + extra_langs,
                                   folds + extra_folds, rt.tokenizer.vocab_size, recall=gate_recall)
     heads = dataclasses.replace(heads, gate=user_gate)
@@ -228,12 +234,13 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
         benign_to_encoder=_share([_passes(first, ids[i], rows[i].lang, cv_gate[i]) for i in ben]),
     )
     user = UserHeads(heads, {c.name: c.lexical_categories for c in cats},
-                     {c.name: Path(c.source).name for c in cats}, frozenset(text_digest(e.text) for e in examples))
+                     {c.name: Path(c.source).name for c in cats}, frozenset(text_digest(e.text) for e in examples),
+                     fold=fold)
     return user, report
 
 
-def sentence_rows(tok: Tokenizer, examples: Sequence[Exemplar], groups: Sequence[int], folds: Sequence[int]
-                  ) -> tuple[list[list[int]], list[str], list[int]]:
+def sentence_rows(tok: Tokenizer, examples: Sequence[Exemplar], groups: Sequence[int], folds: Sequence[int], *,
+                  fold: bool = False) -> tuple[list[list[int]], list[str], list[int]]:
     """Gate-only negative rows: the sentences the detector also judges alone (semantic.split_windows) in every
     negative exemplar, each in its exemplar's fold; with their languages and folds.
 
@@ -249,8 +256,8 @@ def sentence_rows(tok: Tokenizer, examples: Sequence[Exemplar], groups: Sequence
     for i, e in enumerate(examples):
         if e.label is not None or i not in fold_of:
             continue
-        packed = len(semantic.split_windows(tok, e.text, sentences=False))
-        alone = semantic.split_windows(tok, e.text)[packed:]  # split_windows puts them after the packed ones
+        packed = len(semantic.split_windows(tok, e.text, sentences=False, fold=fold))
+        alone = semantic.split_windows(tok, e.text, fold=fold)[packed:]  # split_windows puts them after the packed ones
         ids += [list(w.ids) for w in alone]
         langs += [e.lang] * len(alone)
         out_folds += [fold_of[i]] * len(alone)
@@ -377,17 +384,19 @@ def load(path: Path, rt: Runtime | None = None, *, reserved: Collection[str] = (
     _need(path, isinstance(lexical, dict) and all(isinstance(v, list) and all(isinstance(x, str) for x in v)
                                                   for v in lexical.values()), "user.lexical_categories: malformed")
     _need(path, isinstance(sources, dict) and isinstance(digests, list), "user: malformed sources or exemplars")
+    fold = user.get("fold", False)
+    _need(path, isinstance(fold, bool), "user.fold: expected true or false")
     return UserHeads(heads, {str(k): tuple(v) for k, v in lexical.items()},
                      {str(k): str(v) for k, v in sources.items()}, frozenset(str(d) for d in digests),
-                     hashlib.sha256(data).hexdigest())
+                     hashlib.sha256(data).hexdigest(), fold)
 
 
 class UserSemanticDetector(semantic.SemanticDetector):
     """The semantic detector over a user's heads. `default_levels`: the category files' levels, the policy of
     a category no rule file gives one (rules.scanner reads it)."""
 
-    def __init__(self, rt: Runtime, user: UserHeads, path: Path) -> None:
-        super().__init__(rt, user.heads, user.category_values())
+    def __init__(self, rt: Runtime, user: UserHeads, path: Path, *, needs_context: Collection[str] = ()) -> None:
+        super().__init__(rt, user.heads, user.category_values(), needs_context=needs_context, fold=user.fold)
         self.user = user
         self.path = path
         self.default_levels: Mapping[str, int] = dict(user.heads.levels)

@@ -62,10 +62,10 @@ def test_held_out_sets_are_not_trained_on_and_development_sets_are() -> None:
 
 
 def test_attack_sets_share_no_text_with_any_training_text() -> None:
-    """Neither the topic exemplars nor the attack exemplars nor the benign texts they train with hold a text of an
-    attack set, plain rows included."""
+    """Neither the topic exemplars nor the attack exemplars nor the plain texts they train with (benign.yaml,
+    documents.yaml) hold a text of an attack set, plain rows included."""
     attack = {e.text for e in categories.exemplars(categories.load_categories(attack_heads.categories_dir()),
-                                                   {"zh": (), "en": ()})}
+                                                   attack_heads.plain_texts())}
     training = _training_texts() | attack
     for name in evaluate.ATTACK_SETS:
         items = evaluate.load_items(evaluate.data_path(name))

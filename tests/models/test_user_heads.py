@@ -3,6 +3,7 @@ beside the builtin heads, refused with the file named when they cannot be used."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -123,6 +124,7 @@ def test_bad_heads_files_are_refused_with_the_file_named(trained: tuple[Path, us
         (_edit(good, tmp_path / "shape.json", {"categories": ["medical_advice"], "levels": {"medical_advice": 2}}),
          "weights do not match"),
         (_edit(good, tmp_path / "gate.json", {"gate": {**obj["gate"], "passes": {"zh": 0.0}}}), "malformed heads"),
+        (_edit(good, tmp_path / "fold.json", {"user": {**obj["user"], "fold": "yes"}}), "user.fold"),
     ]
     (tmp_path / "torn.json").write_text(good.read_text("utf-8")[:1000], "utf-8")
     for path, message in cases:
@@ -170,3 +172,15 @@ def test_cli_train_with_a_memory_writes_heads_that_serve_through_it(
 
     assert right(with_memory) >= right(without) >= 30
     assert cli.main(["train", "--memory"]) == cli.EXIT_USAGE  # the builtin heads keep none
+
+
+def test_heads_trained_on_folded_text_say_so_and_are_served_folded(trained: tuple[Path, user_heads.TrainReport],
+                                                                   detector: semantic.SemanticDetector,
+                                                                   tmp_path: Path) -> None:
+    plain = user_heads.load(trained[0])
+    assert plain.fold is False and "fold" not in json.loads(trained[0].read_text("utf-8"))["user"]
+    assert user_heads.load_detector(trained[0], detector).fold is False
+    folded = tmp_path / "folded.json"
+    folded.write_text(dataclasses.replace(plain, fold=True).to_json(), "utf-8")
+    assert json.loads(folded.read_text("utf-8"))["user"]["fold"] is True
+    assert user_heads.load(folded).fold is True and user_heads.load_detector(folded, detector).fold is True
