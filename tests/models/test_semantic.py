@@ -171,7 +171,6 @@ def test_sentences_of_packed_windows_are_judged_alone_too(rt: Runtime, detector:
         semantic.split_windows(rt.tokenizer, "只有一句话，没有别的。", sentences=False)
 
 
-
 def _judged(detector: SemanticDetector, text: str, alone: float, packed: float) -> list[tuple[str, str]]:
     """detect() on `text` with stage-2 scores set by hand: exam_fraud scores `alone` on the sentence "ALONE..."
     judged alone, `packed` on every packed window, 0 elsewhere; (window text, category) of the findings."""
