@@ -256,8 +256,7 @@ def sentence_rows(tok: Tokenizer, examples: Sequence[Exemplar], groups: Sequence
     for i, e in enumerate(examples):
         if e.label is not None or i not in fold_of:
             continue
-        packed = len(semantic.split_windows(tok, e.text, sentences=False, fold=fold))
-        alone = semantic.split_windows(tok, e.text, fold=fold)[packed:]  # split_windows puts them after the packed ones
+        alone = [w for w in semantic.split_windows(tok, e.text, fold=fold) if w.alone]
         ids += [list(w.ids) for w in alone]
         langs += [e.lang] * len(alone)
         out_folds += [fold_of[i]] * len(alone)
