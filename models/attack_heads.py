@@ -61,7 +61,7 @@ RANK = 512
 # but the long plain texts (5.5%, of which 2.5 points are the topic heads'). The documents' sentences as training
 # rows too (heads, memory and thresholds judging negatives as the detector does): long plain 2.5%, but recall 78.7%
 # / 74.5%; not kept (session 13 saw the same, 4-9 points).
-TARGET_FPR = 0.02
+TARGET_FPR = 0.015
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grew from 1.8 to 7.5 MB (6,457 rows as
 # float16); with round 6 and documents.yaml's windows, 10.7 MB (9,362 rows).
 MEMORY_RANK = memory.RANK
@@ -76,6 +76,10 @@ NEEDS_CONTEXT = frozenset({"self_harm"})
 # Trained and served on text read through models/fold.py (separated, spaced, look-alike and leetspeak spellings
 # undone): the evasions of issue 23 (the file records it: user_heads.UserHeads.fold).
 FOLD = True
+
+
+# Stacked with per-category gram tables (models/lexical.py): stock phrases the window means wash out.
+LEXICAL = True
 
 
 def categories_dir() -> Path:
@@ -116,5 +120,5 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) 
     return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT)
 
 
-__all__ = ["FOLD", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK", "TARGET_FPR", "AttackSemanticDetector",
-           "categories_dir", "documents_path", "heads_path", "load_detector", "plain_texts"]
+__all__ = ["FOLD", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK", "TARGET_FPR",
+           "AttackSemanticDetector", "categories_dir", "documents_path", "heads_path", "load_detector", "plain_texts"]

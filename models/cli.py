@@ -38,10 +38,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="with --categories: keep a nearest-exemplar memory beside the heads (models/memory.py, as the "
                         "attack heads do): each window's score moves toward its nearest exemplar's class; the file "
                         "grows by ~0.5 MB per 1,000 training rows")
+    t.add_argument("--lexical", action="store_true",
+                   help="with --categories: stack the heads with per-category word-piece tables (models/lexical.py, "
+                        "as the attack heads do): stock phrases that a window's mean washes out still count")
     t.add_argument("--target-fpr", type=float, default=None,
                    help="cross-validated false-positive rate the thresholds aim at (default: 0.04, "
                    "models.train.TARGET_FPR; with --categories 0.02, models.user_heads.TARGET_FPR; with --attack "
-                   "0.0125, models.attack_heads.TARGET_FPR)")
+                   "0.015, models.attack_heads.TARGET_FPR)")
     e = sub.add_parser("eval", help="accuracy, precision, recall, FPR: lexical, semantic, fused")
     e.add_argument("--data", type=Path, action="append",
                    help="labeled JSONL, repeatable: the rows pool them (default: the held-out sets, "
@@ -101,13 +104,14 @@ def _train(args: argparse.Namespace) -> int:
             args.target_fpr = attack_heads.TARGET_FPR
         return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK,
                            memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA),
-                           plain=attack_heads.plain_texts(), fold=attack_heads.FOLD)
+                           plain=attack_heads.plain_texts(), fold=attack_heads.FOLD, lexical=attack_heads.LEXICAL)
     if args.categories is not None:
         from models import memory
 
-        return _train_user(args, memory=(memory.RANK, memory.BETA) if args.memory else None)
-    if args.memory:
-        print("warden models: --memory is for --categories DIR (the attack heads keep one already)", file=sys.stderr)
+        return _train_user(args, memory=(memory.RANK, memory.BETA) if args.memory else None, lexical=args.lexical)
+    if args.memory or args.lexical:
+        print("warden models: --memory and --lexical are for --categories DIR (the attack heads have both already)",
+              file=sys.stderr)
         return EXIT_USAGE
     from models import build, categories, runtime, semantic, train
 
@@ -131,7 +135,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None,
                 memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
-                fold: bool = False) -> int:
+                fold: bool = False, lexical: bool = False) -> int:
     import time
 
     from models import build, runtime, user_heads
@@ -151,7 +155,7 @@ def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank
         gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall, reserved=reserved,
         rank=user_heads.RANK if rank is None else rank, cache_dir=user_heads.feature_cache_dir(),
         memory_rank=None if memory is None else memory[0], memory_beta=0.0 if memory is None else memory[1],
-        plain=plain, fold=fold, progress=user_heads.stderr_progress)
+        plain=plain, fold=fold, lexical=lexical, progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads
     print(f"warden models: categories {', '.join(h.categories)} (levels {h.levels}); {rep.exemplars} exemplars "

@@ -120,6 +120,23 @@ def _fit(rows: _Rows, positive: npt.NDArray[np.bool_], use: npt.NDArray[np.bool_
     return grams.astype(np.int64), ratios
 
 
+def balanced_ratios(rows: _Rows, positive: npt.NDArray[np.bool_], use: npt.NDArray[np.bool_],
+                    alpha: float) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """`_fit` with each class smoothed in proportion to its size (positives by `alpha`): with a few dozen
+    positives against thousands of negatives, the same `alpha` for both makes every rare gram look harmful
+    (models/user_heads.py `fit_gate` has the numbers). Used by the user gate and models/lexical.py."""
+    take = use[rows.row]
+    grams, inverse = np.unique(rows.keys[take], return_inverse=True)
+    pos_row = positive[rows.row[take]]
+    n_pos, n_neg = int((positive & use).sum()), int((~positive & use).sum())
+    a_pos, a_neg = alpha, alpha * n_neg / max(1, n_pos)
+    in_pos = np.bincount(inverse, weights=pos_row.astype(np.float64), minlength=len(grams))
+    in_neg = np.bincount(inverse, weights=(~pos_row).astype(np.float64), minlength=len(grams))
+    ratios: npt.NDArray[np.float64] = (np.log((in_pos + a_pos) / (n_pos + 2 * a_pos))
+                                       - np.log((in_neg + a_neg) / (n_neg + 2 * a_neg)))
+    return grams.astype(np.int64), ratios
+
+
 def _scores(rows: _Rows, grams: I64, ratios: F64, which: npt.NDArray[np.bool_]) -> F64:
     """Gate scores of the rows where `which` holds (others 0)."""
     take = which[rows.row]

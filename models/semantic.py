@@ -93,8 +93,12 @@ MIN_JUDGED_CHARS = 4
 # the intent: padding a harmful request with plain sentences is an evasion for the topics and injection (an exam
 # fraud request packed among 60 plain sentences scores 0.99 alone, 0.055 in its packed window, and is caught only
 # alone), but a person in distress does not pad, and a post that states a plan leans that way elsewhere too.
+# SUPPORT was 0.1 until session 16's lexical stack (models/lexical.py) lifted the packed window around a worried
+# line of a plain e-mail to 0.109 (tests/models/test_attack_heads.py). Over the 406 crowded texts of eval17-24, dev23
+# and bench/data/long_plain.jsonl, 0.1 through 0.3 caught the same 6 of 8 self-harm positives, and 0.2 flagged 3 of
+# 197 long plain texts instead of 4.
 CROWDED = 8
-SUPPORT = 0.1
+SUPPORT = 0.2
 
 
 def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True, fold: bool = False) -> list[Window]:
@@ -277,7 +281,7 @@ class SemanticDetector:
     def _full(self, r: _WindowResult, features: npt.NDArray[np.float32]) -> None:
         """The full heads on a window's full encoder features."""
         h = self.heads
-        row = h.scores(features[None, :])[0]
+        row = h.scores(features[None, :], [r.window.ids])[0]
         th = h.thresholds[r.window.lang]
         r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
         r.exited = False

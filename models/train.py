@@ -39,7 +39,8 @@ from models import gate
 from models.categories import LANGS, Category, Exemplar
 from models.errors import ModelsError
 from models.gate import Gate
-from models.memory import ExemplarMemory
+from models.lexical import LexicalStack, cross_val_tables, fit_tables
+from models.memory import ExemplarMemory, logit
 
 F64 = npt.NDArray[np.float64]
 HEADS_VERSION = 5  # 3: early-exit head on the encoder's EXIT_LAYER pooled states; 4: per-category intents;
@@ -47,7 +48,10 @@ HEADS_VERSION = 5  # 3: early-exit head on the encoder's EXIT_LAYER pooled state
 # 6: version 5 with a nearest-exemplar memory (models/memory.py). A file without one is written as version 5, which
 # older readers still take; one with a memory is version 6, which they refuse instead of scoring without it.
 MEMORY_VERSION = 6
-READABLE_VERSIONS = (HEADS_VERSION, MEMORY_VERSION)
+# 7: a lexical stack (models/lexical.py), with or without a memory; older readers refuse it rather than score
+# without it.
+LEXICAL_VERSION = 7
+READABLE_VERSIONS = (HEADS_VERSION, MEMORY_VERSION, LEXICAL_VERSION)
 # The early-exit bound is this fraction of the lowest cross-validated early score among the positive
 # exemplars whose cross-validated full-depth score reaches a decision level (a margin: at 1.0 no positive
 # training verdict changes by construction, and the held-out set is never used to choose it)
@@ -172,16 +176,29 @@ class Heads:
     early_exit: dict[str, float] | None = None  # per language: an early score below it ends the window there
     hard_negative_share: float | None = None  # the false-positive rates' negative mix (None: as the exemplars)
     memory: ExemplarMemory | None = None  # moves the encoder heads' scores (models/memory.py)
+    lexical: LexicalStack | None = None  # stacks them with per-category gram tables (models/lexical.py)
 
-    def scores(self, features: npt.NDArray[np.floating]) -> F64:
-        """[N, P*384] encoder outputs -> [N, C] second-stage scores in [0, 1] (before thresholds)."""
+    @property
+    def version(self) -> int:
+        return LEXICAL_VERSION if self.lexical is not None else HEADS_VERSION if self.memory is None \
+            else MEMORY_VERSION
+
+    def scores(self, features: npt.NDArray[np.floating], ids: Sequence[Sequence[int]] | None = None) -> F64:
+        """[N, P*384] encoder outputs -> [N, C] second-stage scores in [0, 1] (before thresholds). `ids`: the
+        windows' content piece ids, which heads with a lexical stack need as well."""
         x = self.features.apply(features)
         out = self.encoder.scores(x)
-        return out if self.memory is None else self.memory.adjust(out, x)
+        if self.memory is not None:
+            out = self.memory.adjust(out, x)
+        if self.lexical is None:
+            return out
+        if ids is None or len(ids) != len(out):
+            raise ValueError("heads with a lexical stack score windows from their piece ids too: pass ids")
+        return self.lexical.adjust(out, ids)
 
     def to_json(self) -> str:
         obj = {
-            "version": HEADS_VERSION if self.memory is None else MEMORY_VERSION,
+            "version": self.version,
             "build_key": self.build_key, "categories": list(self.categories),
             "levels": self.levels, "target_fpr": self.target_fpr,
             "thresholds": {k: round(v, 6) for k, v in self.thresholds.items()},
@@ -196,6 +213,8 @@ class Heads:
                     "early_exit": {k: round(v, 6) for k, v in self.early_exit.items()}}
         if self.memory is not None:
             obj["memory"] = self.memory.to_json()
+        if self.lexical is not None:
+            obj["lexical"] = self.lexical.to_json()
         return json.dumps(obj, sort_keys=True, separators=(",", ":")) + "\n"
 
     @classmethod
@@ -204,9 +223,13 @@ class Heads:
         if obj.get("version") not in READABLE_VERSIONS:
             raise ModelsError(f"{path}: heads version {obj.get('version')}, this Warden reads "
                               f"{' and '.join(map(str, READABLE_VERSIONS))}: run `warden models train`")
-        if (obj["version"] == MEMORY_VERSION) != ("memory" in obj):
-            raise ModelsError(f"{path}: heads version {obj['version']} "
-                              f"{'needs' if obj['version'] == MEMORY_VERSION else 'has no'} a memory section")
+        version = obj["version"]
+        if version != LEXICAL_VERSION and (version == MEMORY_VERSION) != ("memory" in obj):
+            raise ModelsError(f"{path}: heads version {version} "
+                              f"{'needs a' if version == MEMORY_VERSION else 'may not have a'} memory section")
+        if (version == LEXICAL_VERSION) != ("lexical" in obj):
+            raise ModelsError(f"{path}: heads version {version} "
+                              f"{'needs a' if version == LEXICAL_VERSION else 'may not have a'} lexical section")
         return cls(
             categories=tuple(obj["categories"]), levels=dict(obj["levels"]), build_key=obj["build_key"],
             gate=Gate.from_json(obj["gate"]), encoder=StageHeads.from_json(obj["encoder"]),
@@ -218,6 +241,7 @@ class Heads:
             early_exit=dict(obj["early_exit"]) if "early_exit" in obj else None,
             hard_negative_share=float(obj["hard_negative_share"]) if "hard_negative_share" in obj else None,
             memory=ExemplarMemory.from_json(obj["memory"]) if "memory" in obj else None,
+            lexical=LexicalStack.from_json(obj["lexical"]) if "lexical" in obj else None,
         )
 
 
@@ -320,8 +344,15 @@ def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_cat
     """[N] max category score of each row from heads trained without its fold. `groups`: the exemplar
     each row comes from (the windows of one text share a fold), else one row per exemplar. `memory`: the
     scores are moved by a memory of the rows outside the fold as well."""
+    out: F64 = cross_val_category_scores(x, labels, topics, n_categories, groups=groups, memory=memory).max(axis=1)
+    return out
+
+
+def cross_val_category_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_categories: int, *,
+                              groups: npt.NDArray[np.int64] | None = None, memory: MemorySpec | None = None) -> F64:
+    """`cross_val_scores` per category: [N, C]."""
     folds = folds_of(len(x), groups)
-    out = np.zeros(len(x))
+    out = np.zeros((len(x), n_categories))
     y = np.asarray(labels)
     tp = np.asarray(topics)
     for k in range(FOLDS):
@@ -331,8 +362,33 @@ def cross_val_scores(x: F64, labels: Sequence[int], topics: Sequence[int], n_cat
         if memory is not None:
             held = ExemplarMemory.fit(memory.x[tr], y[tr], n_categories, memory.basis, memory.beta)
             scores = held.adjust(scores, memory.x[~tr])
-        out[~tr] = scores.max(axis=1)
+        out[~tr] = scores
     return out
+
+
+# The lexical stack's weights are an L2-regularized logistic regression on three inputs and thousands of rows:
+# barely regularized (the penalty is on inputs scaled by SCALE, as `logistic` scales them).
+LEXICAL_L2 = 1e-3
+
+
+def fit_lexical_stack(cv_scores: F64, ids: Sequence[Sequence[int]], labels: Sequence[int], folds: Sequence[int],
+                      vocab_size: int, *, extra_negatives: Sequence[Sequence[int]] = (),
+                      extra_folds: Sequence[int] = ()) -> tuple[LexicalStack, F64]:
+    """The lexical stack (models/lexical.py) over the rows' cross-validated [N, C] head scores, and the rows'
+    cross-validated stacked scores [N, C]. The gram tables are fitted on the rows and on `extra_negatives`
+    (windows the detector also judges, such as the sentences of negative texts read alone; `extra_folds`: theirs);
+    the weights on the rows' cross-validated head and table scores, so that neither part's fit to its own rows
+    sets them."""
+    n, n_categories = cv_scores.shape
+    all_ids = [*ids, *extra_negatives]
+    all_labels = [*labels, *([0] * len(extra_negatives))]
+    cv_tables = cross_val_tables(all_ids, all_labels, [*folds, *extra_folds], n_categories, vocab_size)[:n]
+    y = np.asarray(labels)
+    weights = np.stack([logistic(np.column_stack([logit(cv_scores[:, c]), cv_tables[:, c]]) / SCALE,
+                                 (y == c + 1).astype(np.float64), l2=LEXICAL_L2) for c in range(n_categories)])
+    grams, ratios = fit_tables(all_ids, all_labels, n_categories, vocab_size)
+    stack = LexicalStack(vocab_size, grams, ratios, weights)
+    return stack, stack.combine(cv_scores, cv_tables)
 
 
 def threshold_for_fpr(neg_scores: F64, target_fpr: float, weights: F64 | None = None) -> float:
@@ -392,7 +448,8 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
           target_fpr: float = TARGET_FPR, first_stage_recall: float = 0.98,
           hard_negative_share: float | None = HARD_NEGATIVE_SHARE,
           groups: Sequence[int] | None = None, rank: int | None = None, memory_rank: int | None = None,
-          memory_beta: float = 0.0) -> Heads:
+          memory_beta: float = 0.0, lexical: bool = False, extra_negatives: Sequence[Sequence[int]] = (),
+          extra_folds: Sequence[int] = ()) -> Heads:
     """The gate and heads from feature rows: `ids[i]` row i's content piece ids (the gate's input),
     `encoder_raw[i]` its encoder features. `groups[i]`: the exemplar row i belongs to, ascending from 0 (a negative
     exemplar longer than one window gives one row per window, as the detector will judge it; positives one
@@ -400,7 +457,10 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
     bounds are placed on exemplars, each scored by its highest row. `rank`: fit the heads on that many principal
     directions of the features (`principal_basis`), for speed; None fits them on every dimension. `memory_rank`:
     keep a nearest-exemplar memory of every row (models/memory.py) on that many principal directions, its margin
-    weighted by `memory_beta`; thresholds and the early exit are then placed on the moved scores."""
+    weighted by `memory_beta`; thresholds and the early exit are then placed on the moved scores. `lexical`: stack
+    the scores with per-category gram tables (models/lexical.py, `fit_lexical_stack`; `extra_negatives`,
+    `extra_folds`: more negative windows for the tables, with their folds); thresholds and the early exit are then
+    placed on the stacked scores."""
     g = np.arange(len(examples)) if groups is None else np.asarray(groups, dtype=np.int64)
     first_rows = np.unique(g, return_index=True)[1]
     if len(first_rows) != int(g.max()) + 1 or not (np.diff(g) >= 0).all():
@@ -424,7 +484,12 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
         if memory_basis is None:
             raise ValueError(f"memory_rank {memory_rank} keeps every dimension of {encoder_x.shape}: pick a lower one")
         spec = MemorySpec(encoder_x, memory_basis, memory_beta)
-    cv_rows = cross_val_scores(encoder_fit, labels, topics, len(names), groups=g, memory=spec)
+    cv_categories = cross_val_category_scores(encoder_fit, labels, topics, len(names), groups=g, memory=spec)
+    stack = None
+    if lexical:
+        stack, cv_categories = fit_lexical_stack(cv_categories, ids, labels, list(folds_of(len(g), g)), vocab_size,
+                                                 extra_negatives=extra_negatives, extra_folds=extra_folds)
+    cv_rows = cv_categories.max(axis=1)
     cv_gate = gate.cross_val_scores(ids, list(pos), list(folds_of(len(g), g)), vocab_size)
     # per exemplar from here on (t_*): a negative is scored by its highest row; positives have one row
     cv_enc = per_text(cv_rows, g)
@@ -470,4 +535,5 @@ def train(categories: Sequence[Category], examples: Sequence[Exemplar], ids: Seq
         early=early, early_features=early_features, early_exit=early_exit, hard_negative_share=hard_negative_share,
         memory=None if spec is None else ExemplarMemory.fit(encoder_x, np.asarray(labels), len(names), spec.basis,
                                                             spec.beta),
+        lexical=stack,
     )

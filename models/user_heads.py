@@ -185,13 +185,14 @@ def feature_cache_dir() -> Path:
 def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, gate_recall: float = GATE_RECALL,
                rank: int = RANK, memory_rank: int | None = None, memory_beta: float = 0.0,
                reserved: set[str] | None = None, cache_dir: Path | None = None,
-               plain: Mapping[str, Sequence[str]] | None = None, fold: bool = False,
+               plain: Mapping[str, Sequence[str]] | None = None, fold: bool = False, lexical: bool = False,
                progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
     """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in
     `reserved`, by default the builtin categories). `memory_rank`, `memory_beta`: a nearest-exemplar memory
     (train.train; the attack heads keep one, models/attack_heads.py). `plain`: the plain negatives of every
     category, {lang: texts}; by default the package's benign.yaml. `fold`: train on text read through
-    models/fold.py (the file says so, and its detector reads windows the same way)."""
+    models/fold.py (the file says so, and its detector reads windows the same way). `lexical`: stack the heads with
+    per-category gram tables (models/lexical.py; the attack heads do)."""
     cats = load_categories(directory)
     reserved = builtin_names() if reserved is None else reserved
     for c in cats:
@@ -211,14 +212,14 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     benign_x, cached = encode_cached(rt, ids[n_user:], cache_dir=cache_dir)
     encoder = np.vstack([user_x, benign_x]).astype(np.float64)
     t1 = time.perf_counter()
+    folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
+    extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, examples, groups, folds, fold=fold)
     heads = train.train(cats, rows, ids, encoder, vocab_size=rt.tokenizer.vocab_size,
                         early_raw=encoder[:, runtime.EARLY_COLUMNS], build_key=rt.built.directory.name,
                         groups=groups, target_fpr=target_fpr, rank=rank, memory_rank=memory_rank,
-                        memory_beta=memory_beta)
-    folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
+                        memory_beta=memory_beta, lexical=lexical, extra_negatives=extra_ids, extra_folds=extra_folds)
     positive = [e.label is not None for e in rows]
     langs = [e.lang for e in rows]
-    extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, examples, groups, folds, fold=fold)
     user_gate, cv_gate = fit_gate(ids + extra_ids, positive + [False] * len(extra_ids), langs + extra_langs,
                                   folds + extra_folds, rt.tokenizer.vocab_size, recall=gate_recall)
     heads = dataclasses.replace(heads, gate=user_gate)
@@ -283,30 +284,16 @@ def fit_gate(ids: Sequence[Sequence[int]], positive: Sequence[bool], langs: Sequ
     cv = np.zeros(len(ids))
     for k in np.unique(fold):
         held = fold == k
-        grams, ratios = _balanced_ratios(flat, pos, ~held, alpha)
+        grams, ratios = gate.balanced_ratios(flat, pos, ~held, alpha)
         cv[held] = gate._scores(flat, grams, ratios, held)[held]
     passes = {g: _recall_bound(cv[pos & (lang == g)], recall) for g in LANGS}
-    grams, ratios = _balanced_ratios(flat, pos, np.ones(len(ids), dtype=bool), alpha)
+    grams, ratios = gate.balanced_ratios(flat, pos, np.ones(len(ids), dtype=bool), alpha)
     return Gate(vocab_size, grams, ratios, passes), cv
 
 
 def _recall_bound(scores: npt.NDArray[np.float64], recall: float) -> float:
     s = np.sort(scores)
     return float(s[int(np.floor((1.0 - recall) * len(s)))] - 1e-6) if len(s) else 0.0
-
-
-def _balanced_ratios(rows: gate._Rows, positive: npt.NDArray[np.bool_], use: npt.NDArray[np.bool_],
-                     alpha: float) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-    take = use[rows.row]
-    grams, inverse = np.unique(rows.keys[take], return_inverse=True)
-    pos_row = positive[rows.row[take]]
-    n_pos, n_neg = int((positive & use).sum()), int((~positive & use).sum())
-    a_pos, a_neg = alpha, alpha * n_neg / max(1, n_pos)
-    in_pos = np.bincount(inverse, weights=pos_row.astype(np.float64), minlength=len(grams))
-    in_neg = np.bincount(inverse, weights=(~pos_row).astype(np.float64), minlength=len(grams))
-    ratios: npt.NDArray[np.float64] = (np.log((in_pos + a_pos) / (n_pos + 2 * a_pos))
-                                       - np.log((in_neg + a_neg) / (n_neg + 2 * a_neg)))
-    return grams.astype(np.int64), ratios
 
 
 def _passes(g: Gate, ids: Sequence[int], lang: str, cv_score: float) -> bool:
@@ -365,6 +352,9 @@ def load(path: Path, rt: Runtime | None = None, *, reserved: Collection[str] = (
         if heads.memory is not None:
             shapes_ok = (shapes_ok and heads.memory.basis.shape[0] == width
                          and heads.memory.n_categories == len(cats))
+        if heads.lexical is not None:
+            shapes_ok = (shapes_ok and heads.lexical.n_categories == len(cats)
+                         and heads.lexical.vocab_size == heads.gate.vocab_size)
     except (KeyError, TypeError, ValueError, AssertionError, ModelsError) as exc:
         raise UserHeadsError(path, f"malformed heads ({type(exc).__name__}: {exc})") from None
     _need(path, shapes_ok, "malformed heads: weights do not match the categories or the feature widths")

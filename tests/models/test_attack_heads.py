@@ -127,8 +127,8 @@ def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str,
 
     def fake(args: object, reserved: set[str] | None = None, rank: int | None = None,
              memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
-             fold: bool = False) -> int:
-        seen.update(vars(args), rank=rank, memory=memory, plain=plain, fold=fold)
+             fold: bool = False, lexical: bool = False) -> int:
+        seen.update(vars(args), rank=rank, memory=memory, plain=plain, fold=fold, lexical=lexical)
         return cli.EXIT_OK
 
     monkeypatch.setattr(cli, "_train_user", fake)
@@ -142,14 +142,18 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
     assert seen["memory"] == (attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA)
     assert seen["out"] == attack_heads.heads_path() and seen["categories"] == attack_heads.categories_dir()
     assert seen["plain"] == attack_heads.plain_texts() and seen["fold"] is attack_heads.FOLD is True
+    assert seen["lexical"] is attack_heads.LEXICAL is True
     assert _trained_with(monkeypatch, ["train", "--attack", "--target-fpr", "0.01"])["target_fpr"] == 0.01
     # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
     own = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")])
     assert own["target_fpr"] is None and own["memory"] is None and own["plain"] is None  # benign.yaml alone
-    assert own["fold"] is False
+    assert own["fold"] is False and own["lexical"] is False
     with_memory = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json"),
                                               "--memory"])
     assert with_memory["memory"] == (memory.RANK, memory.BETA)
+    with_lexical = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out",
+                                               str(tmp_path / "h.json"), "--lexical"])
+    assert with_lexical["lexical"] is True and with_lexical["memory"] is None
     assert user_heads.TARGET_FPR == 0.02
 
 
@@ -168,5 +172,7 @@ def test_the_shipped_heads_were_trained_at_the_attack_target(attack: attack_head
     kept = attack.user.heads.memory
     assert kept is not None and kept.beta == attack_heads.MEMORY_BETA and kept.max_shift == memory.MAX_SHIFT
     assert kept.basis.shape == (runtime.FEATURES, attack_heads.MEMORY_RANK)
+    stack = attack.user.heads.lexical
+    assert stack is not None and stack.n_categories == 2 and attack.user.heads.version == 7
     # every training row is remembered: each exemplar digest is one text, a long negative several windows
     assert len(kept.rows) >= len(attack.user.exemplar_digests)
