@@ -131,8 +131,12 @@ class InspectRequest:
         return True
 
     def _reply(self, state: FlowState, scan: BodyScan) -> str | None:
-        """A chat request blocked only by rules with a `reply` (rules/policy.py) is answered with it, in the
-        prompt's language (Chinese when a fifth of its letters are ideographs): None otherwise."""
+        """A chat request blocked by a rule with a `reply` (rules/policy.py) is answered with it, in the prompt's
+        language (Chinese when a fifth of its letters are ideographs), even when other rules block it too: the
+        request reaches the model neither way, and every blocking rule is still named (X-Warden-Rules, the audit
+        record), but a person who says they want to die while asking something else that blocks ("how many of
+        these pills is an overdose" fires drugs beside self_harm) gets the help lines, not an error. None when no
+        blocking rule has a reply."""
         if state.route is not Route.CHAT or scan.inspection is None:
             return None
         scanner = self.services.guard.policy.request
@@ -141,10 +145,9 @@ class InspectRequest:
             for d in fs.result.decisions:
                 if d.action is Action.BLOCK:
                     policy = scanner.policy_of(d.finding)
-                    if policy is None or policy.reply is None:
-                        return None
-                    replies.append(policy.reply)
-                    texts.append(fs.field.text)
+                    if policy is not None and policy.reply is not None:
+                        replies.append(policy.reply)
+                        texts.append(fs.field.text)
         if not replies:
             return None
         text = " ".join(texts)

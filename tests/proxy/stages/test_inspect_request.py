@@ -175,8 +175,20 @@ def test_a_streamed_self_harm_request_gets_the_reply_as_chunks() -> None:
     assert first["object"] == "chat.completion.chunk" and "988" in first["choices"][0]["delta"]["content"]
 
 
-def test_a_reply_rule_blocked_together_with_another_rule_is_an_error() -> None:
+def test_a_reply_rule_blocked_together_with_another_rule_still_answers_with_the_reply() -> None:
+    """The person may need help whatever else the message asks; the other rule still blocks and is named."""
     flow = posted(chat(f"我不想活了，{FRAUD}"))
+    state = inspected(services(), flow)
+    assert flow.response is not None and flow.response.status_code == 200
+    text = json.loads(flow.response.content or b"")["choices"][0]["message"]["content"]
+    assert text == _GUARD.policy.request.policy("self_harm").reply["zh"]  # type: ignore[union-attr]
+    assert state.outcome is Outcome.BLOCKED and "self_harm" in state.ledger.blocked_rules
+    assert len(state.ledger.blocked_rules) == 2
+    assert flow.response.headers["x-warden-rules"] == ",".join(state.ledger.blocked_rules)
+
+
+def test_a_request_blocked_by_rules_without_a_reply_is_an_error() -> None:
+    flow = posted(chat(FRAUD))
     state = inspected(services(), flow)
     assert flow.response is not None and flow.response.status_code == 400
     assert json.loads(flow.response.content or b"")["error"]["code"] == "content_blocked"
