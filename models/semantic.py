@@ -94,11 +94,13 @@ MIN_JUDGED_CHARS = 4
 # fraud request packed among 60 plain sentences scores 0.99 alone, 0.055 in its packed window, and is caught only
 # alone), but a person in distress does not pad, and a post that states a plan leans that way elsewhere too.
 # SUPPORT was 0.1 until session 16's lexical stack (models/lexical.py) lifted the packed window around a worried
-# line of a plain e-mail to 0.109 (tests/models/test_attack_heads.py). Over the 406 crowded texts of eval17-24, dev23
-# and bench/data/long_plain.jsonl, 0.1 through 0.3 caught the same 6 of 8 self-harm positives, and 0.2 flagged 3 of
-# 197 long plain texts instead of 4.
+# line of a plain e-mail to 0.109 (tests/models/test_attack_heads.py), and round 7's exemplars to 0.229. Over the 406
+# crowded texts of eval17-24, dev23 and bench/data/long_plain.jsonl (lexical stack, round 6), 0.1 through 0.3 caught
+# the same 6 of 8 self-harm positives, and 0.2 flagged 3 of 197 long plain texts instead of 4; over the 463 of
+# eval17-25, dev23 and long_plain (round 7), 0.2 through 0.4 caught the same 8 of 10 (0.45: 7), and 0.4 flagged 2
+# long plain texts instead of 3. A packed window at 0.4 is a fifth below the decision level: the text leans that way.
 CROWDED = 8
-SUPPORT = 0.2
+SUPPORT = 0.4
 
 
 def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True, fold: bool = False) -> list[Window]:
