@@ -74,7 +74,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # since. eval24 (bae993a) was written blind in session 15 the same way and read once at the end of session 15 (its
 # .md has the reading): a development set since. eval25 (e6fbad6) was written blind in session 16 the same way and
 # read once at the end of session 16 (its .md has the reading): a development set since. eval26 (37910af) was written
-# blind in session 16 the same way and is unread: it is the next session's first reading.
+# blind in session 16 the same way and read once at the start of session 17 (its .md has the reading): a development
+# set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl")
