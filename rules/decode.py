@@ -109,11 +109,12 @@ _COMMON = frozenset((
     "answer", "ask", "disregard", "forget", "ignore", "instructions", "message", "previous", "print", "prompt",
     "reveal", "rule", "rules", "show", "system", "told",
 ))
-# The common words rotated or reversed ("gur", "lbh", "eht", "uoy"), minus English words ("on"/"no", "be"/"or"):
-# a text without two of them has no cipher run worth the clause analysis, which costs ~110 us per KB of prose; one
-# RE2 DFA pass over the text decides that in ~11 (and lets 67 of 17,109 evaluation texts through).
+# The common words rotated or reversed ("gur", "lbh", "eht", "uoy"), minus English words ("on"/"no", "be"/"or",
+# "was"/"saw", "now"/"won", "but"/"tub", "not"/"ton", "time"/"emit", "are"/"era"): a text without two of them has no
+# cipher run worth the clause analysis, which costs ~110 us per KB of prose; one RE2 DFA pass over the text decides
+# that in ~11 (and lets 67 of 17,109 evaluation texts through).
 _HINTS = sorted({v for w in _COMMON if len(w) > 1 for v in (w.translate(_ROT13), w[::-1])} - _COMMON
-                - {"saw", "won", "tub", "god", "tip", "ton", "rab", "sey", "tog"})
+                - {"saw", "won", "tub", "ton", "emit", "era"})
 CIPHER_PLAIN_SHARE = 0.15  # a run is tried when fewer of its words are common English ones than this
 CIPHER_DECODED_SHARE = 0.3  # and kept when at least this many of the decoded words are
 
@@ -267,8 +268,8 @@ class Decoder:
         return out
 
     def _cipher_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
-        """Runs of Latin clauses that read as English neither as they are (`CIPHER_PLAIN_SHARE`) nor, in a Latin
-        text, at all, but do once rotated by 13 letters or reversed."""
+        """Runs of Latin clauses that do not read as English (`_cipher_spans`) but do once rotated by 13 letters or
+        reversed (`_reads_as_english`)."""
         cfg = self.config
         out: list[DecodedRun] = []
         for start, end in _cipher_spans(text):
