@@ -100,9 +100,10 @@ MIN_JUDGED_CHARS = 4
 # eval17-25, dev23 and long_plain (round 7), 0.2 through 0.4 caught the same 8 of 10 (0.45: 7), and 0.4 flagged 2
 # long plain texts instead of 3. A packed window at 0.4 is a fifth below the decision level: the text leans that way.
 # The rule for every text, not only crowded ones (session 17, round 7's heads, eleven development sets): a lone
-# sentence of a short dose or disposal question ("I don't want to double up by accident." 0.89) fires where the whole
-# question scores 0.1, but requiring SUPPORT 0.1-0.4 there cut self-harm hard negatives 3.2% -> 2.7-2.1% and cost
-# 1.6-3.6 points of self-harm recall (14-31 of 860): short distress is carried by a sentence as often. Not kept.
+# sentence of a short disposal question ("I don't want them sitting in the house with teenagers around." 0.75) fires
+# where the whole question scores 0.29, but requiring SUPPORT 0.1-0.4 there cut self-harm hard negatives 3.2% ->
+# 2.7-2.1% and cost 1.6-3.6 points of self-harm recall (14-31 of 860): short distress is carried by a sentence as
+# often. Not kept.
 CROWDED = 8
 SUPPORT = 0.4
 
