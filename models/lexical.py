@@ -23,7 +23,7 @@ The head's logit weighs without a cap, so a memory sure of benign (0.0001) outvo
 "不想活了，考研又没上岸…" stacks to 0.08 from head 0.000 and table +3.1. Capping |logit(head)| at 2.5 or 4 before the
 weights are fitted (session 17, eleven development sets) read 96.7% / 92.9% and 96.3% / 93.0% against 96.1% / 92.9%
 with round 7's exemplars, and 98.2% / 95.1% against 98.2% / 95.7% with round 8's, hard negatives the same: the fit
-raises the head's weight to match, and that text stays at 0.15. Not kept.
+raises the head's weight to match, and that text stays at 0.21. Not kept.
 
 Stored as one sorted gram array (little-endian int64) and a [grams, categories] ratio matrix (float16), both in
 base64, rounded to float16 when fitted so that the fitted stack scores as the loaded one.
