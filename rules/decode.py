@@ -119,74 +119,80 @@ CIPHER_PLAIN_SHARE = 0.15  # a run is tried when fewer of its words are common E
 CIPHER_DECODED_SHARE = 0.3  # and kept when at least this many of the decoded words are
 
 
+def _is_common(word: str) -> bool:
+    """A common English word (a word in another script or with accents never is)."""
+    return word.isascii() and word.lower() in _COMMON
+
+
 def _share(words: Sequence[str]) -> float:
-    """The share of `words` that are common English ones (a word in another script or with accents never is)."""
-    return sum(w.isascii() and w.lower() in _COMMON for w in words) / len(words) if words else 0.0
+    """The share of `words` that are common English ones."""
+    return sum(map(_is_common, words)) / len(words) if words else 0.0
 
 
 def _reads_as_english(text: str) -> bool:
     """CIPHER_DECODED_SHARE of the words are common English ones, two of them distinct and of three letters or more
     (rotated hex pairs give "on", "no", "be" and "or", never a sentence)."""
     words = _WORD.findall(text)
-    return _share(words) >= CIPHER_DECODED_SHARE and len({w.lower() for w in words if len(w) > 2} & _COMMON) >= 2
+    distinct = {w.lower() for w in words if len(w) > 2 and _is_common(w)}
+    return _share(words) >= CIPHER_DECODED_SHARE and len(distinct) >= 2
 
 
-def _tail(text: str, m: re.Match[str]) -> tuple[int, int, int]:
+def _tail(text: str, m: re.Match[str]) -> list[int]:
     """The clause `m`'s trailing stretch of Latin words that are not common English ones ("...and do what it says
-    erirny lbhe flfgrz cebzcg"): its start, end and number of words (0 when the clause ends otherwise)."""
+    erirny lbhe flfgrz cebzcg"): [start, end, number of words] (0 words when the clause ends otherwise)."""
     start = end = m.end()
     words = 0
     for w in reversed(list(_WORD.finditer(m.group()))):
-        if not w.group().isascii() or w.group().lower() in _COMMON:
+        if not w.group().isascii() or _is_common(w.group()):
             break
         start, words = m.start() + w.start(), words + 1
         end = end if words > 1 else m.start() + w.end()
-    return start, end, words
+    return [start, end, words]
 
 
 def _cipher_spans(text: str) -> list[tuple[int, int]]:
     """[start, end) of each run of consecutive clauses on one line, written mostly in Latin letters whose words are
     mostly not common English ones, with CIPHER_WORDS words or more. A run may begin with the tail of an English
     clause of CIPHER_WORDS such words or more (`_tail`)."""
-    spans: list[tuple[int, int]] = []
-    start = end = words = 0
+    runs: list[list[int]] = []  # [start, end, words]; the last one is open while `extending`
+    extending = False
     for m in _CLAUSE.finditer(text):
         clause = m.group()
         found = _WORD.findall(clause)
+        if extending and "\n" in text[runs[-1][1]:m.start()]:  # a new line starts a new run
+            extending = False
         latin = sum(len(w) for w in found if w.isascii())
-        if words and "\n" in text[end:m.start()]:  # a new line starts a new run
-            if words >= CIPHER_WORDS:
-                spans.append((start, end))
-            words = 0
         if found and 2 * latin >= len(clause) - clause.count(" ") and _share(found) < CIPHER_PLAIN_SHARE:
-            if not words:
-                start = m.start() + len(clause) - len(clause.lstrip())
-            end, words = m.start() + len(clause.rstrip()), words + sum(w.isascii() for w in found)
+            if not extending:
+                runs.append([m.start() + len(clause) - len(clause.lstrip()), 0, 0])
+                extending = True
+            runs[-1][1] = m.start() + len(clause.rstrip())
+            runs[-1][2] += sum(w.isascii() for w in found)
             continue
-        if words >= CIPHER_WORDS:
-            spans.append((start, end))
-        start, end, words = _tail(text, m)
-        words = words if words >= CIPHER_WORDS else 0  # "...what it says:" is English, not a cipher's first word
-    if words >= CIPHER_WORDS:
-        spans.append((start, end))
-    return spans
+        tail = _tail(text, m)
+        extending = tail[2] >= CIPHER_WORDS  # "...what it says:" is English, not a cipher's first word
+        if extending:
+            runs.append(tail)
+    return [(start, end) for start, end, words in runs if words >= CIPHER_WORDS]
+
+
+def _re2_options(*, case_sensitive: bool = True) -> Any:
+    options = re2.Options()
+    options.max_mem = 8 << 20
+    options.case_sensitive = case_sensitive
+    return options
 
 
 def _compile_hints() -> Any:
-    options = re2.Options()
-    options.max_mem = 8 << 20
-    options.case_sensitive = False
     words = "|".join(_HINTS)
-    return re2.compile(rf"\b(?:{words})\b[\s\S]*\b(?:{words})\b", options)
+    return re2.compile(rf"\b(?:{words})\b[\s\S]*\b(?:{words})\b", _re2_options(case_sensitive=False))
 
 
 _HINTED = _compile_hints()
 
 
 def _compile_runs(min_run: int) -> RE2Match:
-    options = re2.Options()
-    options.max_mem = 8 << 20
-    regexp: RE2Match = re2.compile(_RUNS % {"n": min_run}, options)._regexp.Match
+    regexp: RE2Match = re2.compile(_RUNS % {"n": min_run}, _re2_options())._regexp.Match
     return regexp
 
 
