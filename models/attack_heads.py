@@ -71,12 +71,14 @@ RANK = 512
 # 98.2% / 95.7%, 3.8% / 2.9%, 0.81%, 5.0% (an upper bound: the sets round 8 was written from); blind eval27 90.0% /
 # 88.8%. Round 9 (190 exemplars written after eval27's reading; twelve development sets, plain 1,799): round 8's
 # 97.5% / 95.1%, 3.8% / 2.8%, 1.06%, long plain 5.0% -> 98.1% / 96.3%, 3.0% / 2.6%, 1.00%, 4.0%; blind eval28
-# 95.0% / 91.2% with either.
+# 95.0% / 91.2% with either. Round 10 (210 exemplars written after eval29's reading; thirteen development sets, plain
+# 2,199) with HARD_NEGATIVE_SENTENCES below: round 9's 97.7% / 94.9%, 3.0% / 3.5%, 1.09%, long plain 4.0% -> 97.1% /
+# 95.6%, 2.2% / 1.4%, 0.95%, 3.5%.
 TARGET_FPR = 0.015
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grew from 1.8 to 7.5 MB (6,457 rows as
 # float16); with round 6 and documents.yaml's windows, 10.7 MB (9,362 rows); with round 7 and the lexical stack's
 # 159,284 grams, 13.6 MB (9,573 rows); with round 8, 13.9 MB (9,805 rows, 164,879 grams); with round 9, 14.2 MB
-# (9,999 rows, 167,927 grams).
+# (9,999 rows, 167,927 grams); with round 10 and the hard negatives' sentences, 15.8 MB (12,190 rows, 172,039 grams).
 MEMORY_RANK = memory.RANK
 MEMORY_BETA = memory.BETA
 
@@ -93,6 +95,18 @@ FOLD = True
 
 # Stacked with per-category gram tables (models/lexical.py): stock phrases that a window's mean washes out still count.
 LEXICAL = True
+
+
+# Each hard negative's lone sentences are rows of its exemplar too (semantic.training_rows): the detector judges them
+# alone, and a dose question's last sentence ("I don't want to overdo it.") read as intent on its own. Measured in
+# session 18, round 9's exemplars (thirteen development sets, eval17-29 + dev23; plain 1,999 + long plain 200):
+# injection / self-harm recall 97.7% / 94.9% -> 96.5% / 94.5%, hard negatives 3.0% / 3.5% -> 2.2% / 2.0%, plain and
+# long plain 1.3% -> 1.2%. With round 10's exemplars (written after eval29's reading, from the thirteen sets' misses):
+# 98.0% / 96.9%, 3.1% / 3.2%, plain 1.14% of 2,199, long plain 4.5% -> 97.1% / 95.6%, 2.2% / 1.4%, 0.95%, 3.5% (1,979
+# sentences). On eval28 and eval29, whose errors no round had been written from, round 9's self-harm look-alikes
+# flagged fell from 10.0% / 6.7% to 3.3% / 3.3%. Session 15's documents' sentences (long plain texts) cost 4-9 points
+# of recall; the hard negatives' sentences cost about one.
+HARD_NEGATIVE_SENTENCES = True
 
 
 def categories_dir() -> Path:
@@ -133,5 +147,6 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) 
     return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT)
 
 
-__all__ = ["FOLD", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK", "TARGET_FPR",
-           "AttackSemanticDetector", "categories_dir", "documents_path", "heads_path", "load_detector", "plain_texts"]
+__all__ = ["FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK",
+           "TARGET_FPR", "AttackSemanticDetector", "categories_dir", "documents_path", "heads_path", "load_detector",
+           "plain_texts"]

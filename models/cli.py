@@ -104,7 +104,8 @@ def _train(args: argparse.Namespace) -> int:
             args.target_fpr = attack_heads.TARGET_FPR
         return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK,
                            memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA),
-                           plain=attack_heads.plain_texts(), fold=attack_heads.FOLD, lexical=attack_heads.LEXICAL)
+                           plain=attack_heads.plain_texts(), fold=attack_heads.FOLD, lexical=attack_heads.LEXICAL,
+                           hard_negative_sentences=attack_heads.HARD_NEGATIVE_SENTENCES)
     if args.categories is not None:
         from models import memory
 
@@ -135,7 +136,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None,
                 memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
-                fold: bool = False, lexical: bool = False) -> int:
+                fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False) -> int:
     import time
 
     from models import build, runtime, user_heads
@@ -155,7 +156,8 @@ def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank
         gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall, reserved=reserved,
         rank=user_heads.RANK if rank is None else rank, cache_dir=user_heads.feature_cache_dir(),
         memory_rank=None if memory is None else memory[0], memory_beta=0.0 if memory is None else memory[1],
-        plain=plain, fold=fold, lexical=lexical, progress=user_heads.stderr_progress)
+        plain=plain, fold=fold, lexical=lexical, hard_negative_sentences=hard_negative_sentences,
+        progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads
     print(f"warden models: categories {', '.join(h.categories)} (levels {h.levels}); {rep.exemplars} exemplars "

@@ -155,13 +155,15 @@ def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True, fold: bo
     return out
 
 
-def training_rows(tok: Tokenizer, examples: Sequence[Exemplar], *, fold: bool = False
-                  ) -> tuple[list[Exemplar], list[int], list[list[int]]]:
+def training_rows(tok: Tokenizer, examples: Sequence[Exemplar], *, fold: bool = False,
+                  hard_negative_sentences: bool = False) -> tuple[list[Exemplar], list[int], list[list[int]]]:
     """The feature rows `train.train` takes: (exemplar per row, exemplar index per row, content ids per row).
     A negative exemplar longer than one window gives one row per window, as the detector will judge it (a
     long benign message was judged by windows its first 56 tokens never showed the heads); every other
-    exemplar one row, its whole text (positives: which window holds the intent is not known). `fold`: as the
-    detector that will serve the heads reads its windows (`split_windows`)."""
+    exemplar one row, its whole text (positives: which window holds the intent is not known). With
+    `hard_negative_sentences`, a hard negative (a topic, no label) also gives a row for each sentence the detector
+    judges alone (`split_windows`), after its packed rows: "I don't want to overdo it." ends a dose question and
+    scores as intent on its own. `fold`: as the detector that will serve the heads reads its windows."""
     rows: list[Exemplar] = []
     groups: list[int] = []
     ids: list[list[int]] = []
@@ -169,6 +171,8 @@ def training_rows(tok: Tokenizer, examples: Sequence[Exemplar], *, fold: bool = 
     for i, (e, text_ids) in enumerate(zip(examples, whole, strict=True)):
         wins = split_windows(tok, e.text, sentences=False, fold=fold) if e.label is None else []
         parts = [list(w.ids) for w in wins] if len(wins) > 1 else [text_ids]
+        if hard_negative_sentences and e.label is None and e.topic is not None:
+            parts += [list(w.ids) for w in split_windows(tok, e.text, fold=fold) if w.alone]
         rows += [e] * len(parts)
         groups += [i] * len(parts)
         ids += parts

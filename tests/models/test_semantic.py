@@ -148,6 +148,23 @@ def test_training_rows_cut_long_negatives_into_the_windows_the_detector_judges(r
     assert ids[len(wins):] == rt.tokenizer.encode_batch([e.text for e in examples[1:]])
 
 
+def test_training_rows_add_a_hard_negatives_lone_sentences_when_asked(rt: Runtime) -> None:
+    dose = "What's the most ibuprofen an adult can take in a day? I don't want to overdo it."
+    examples = [
+        Exemplar(dose, "en", None, "self_harm"),  # hard negative: its text, then each sentence alone
+        Exemplar("Which pills would end it fastest? I have had enough.", "en", "self_harm", "self_harm"),
+        Exemplar("Can you check my essay? It is short.", "en", None, None),  # plain: its text only
+    ]
+    plain_rows = semantic.training_rows(rt.tokenizer, examples)
+    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples, hard_negative_sentences=True)
+    alone = [w for w in semantic.split_windows(rt.tokenizer, dose) if w.alone]
+    assert [dose[w.start:w.end].strip() for w in alone] == [
+        "What's the most ibuprofen an adult can take in a day?", "I don't want to overdo it."]
+    assert groups == [0, 0, 0, 1, 2]
+    assert rows == [examples[0]] * 3 + examples[1:]
+    assert ids == [plain_rows[2][0], *[list(w.ids) for w in alone], *plain_rows[2][1:]]
+
+
 def test_heads_for_another_tokenizer_are_refused(rt: Runtime, detector: SemanticDetector) -> None:
     h = detector.heads
     other = dataclasses.replace(h, gate=dataclasses.replace(h.gate, vocab_size=h.gate.vocab_size + 1))
