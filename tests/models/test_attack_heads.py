@@ -127,8 +127,9 @@ def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str,
 
     def fake(args: object, reserved: set[str] | None = None, rank: int | None = None,
              memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
-             fold: bool = False, lexical: bool = False) -> int:
-        seen.update(vars(args), rank=rank, memory=memory, plain=plain, fold=fold, lexical=lexical)
+             fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False) -> int:
+        seen.update(vars(args), rank=rank, memory=memory, plain=plain, fold=fold, lexical=lexical,
+                    hard_negative_sentences=hard_negative_sentences)
         return cli.EXIT_OK
 
     monkeypatch.setattr(cli, "_train_user", fake)
@@ -143,11 +144,12 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
     assert seen["out"] == attack_heads.heads_path() and seen["categories"] == attack_heads.categories_dir()
     assert seen["plain"] == attack_heads.plain_texts() and seen["fold"] is attack_heads.FOLD is True
     assert seen["lexical"] is attack_heads.LEXICAL is True
+    assert seen["hard_negative_sentences"] is attack_heads.HARD_NEGATIVE_SENTENCES is True
     assert _trained_with(monkeypatch, ["train", "--attack", "--target-fpr", "0.01"])["target_fpr"] == 0.01
     # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
     own = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")])
     assert own["target_fpr"] is None and own["memory"] is None and own["plain"] is None  # benign.yaml alone
-    assert own["fold"] is False and own["lexical"] is False
+    assert own["fold"] is False and own["lexical"] is False and own["hard_negative_sentences"] is False
     with_memory = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json"),
                                               "--memory"])
     assert with_memory["memory"] == (memory.RANK, memory.BETA)
