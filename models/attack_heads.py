@@ -103,15 +103,15 @@ LEXICAL = True
 
 # Each hard negative's lone sentences are rows of its exemplar too (semantic.training_rows): the detector judges them
 # alone, and a dose question's last sentence ("I don't want to overdo it.") read as intent on its own. Measured in
-# session 18, round 9's exemplars (thirteen development sets, eval17-29 + dev23; plain 1,999 + long plain 200):
-# injection / self-harm recall 97.7% / 94.9% -> 96.5% / 94.5%, hard negatives 3.0% / 3.5% -> 2.2% / 2.0%, plain and
-# long plain 1.3% -> 1.2%. With round 10's exemplars (written after eval29's reading, from the thirteen sets' misses):
-# 98.0% / 96.9%, 3.1% / 3.2%, plain 1.14% of 2,199, long plain 4.5% -> 97.1% / 95.6%, 2.2% / 1.4%, 0.95%, 3.5% (1,979
-# sentences). On eval28 and eval29, whose errors no round had been written from, round 9's self-harm look-alikes
-# flagged fell from 10.0% / 6.7% to 3.3% / 3.3%. Session 15's documents' sentences (long plain texts) cost 4-9 points
-# of recall; the hard negatives' sentences cost about one.
+# session 18, round 9's exemplars (thirteen development sets, eval17-29 + dev23; plain 2,199, long plain 200): injection
+# / self-harm recall 97.7% / 94.9% -> 96.5% / 94.5%, hard negatives 3.0% / 3.5% -> 2.2% / 2.0%, plain 1.09% -> 0.95%,
+# long plain 4.0% -> 3.5%. With round 10's exemplars (written after eval29's reading, from the thirteen sets' misses):
+# 98.0% / 96.9%, 3.1% / 3.2%, plain 1.14%, long plain 4.5% -> 97.1% / 95.6%, 2.2% / 1.4%, 0.95%, 3.5% (1,979 sentences).
+# On eval28 and eval29, whose errors no round had been written from, round 9's self-harm look-alikes flagged fell from
+# 10.0% / 6.7% to 3.3% / 3.3%. Session 15's documents' sentences (long plain texts) cost 4-9 points of recall; the hard
+# negatives' sentences cost about one.
 HARD_NEGATIVE_SENTENCES = True
-# The attack gate keeps user_heads.GATE_RECALL (0.95) of the cross-validated positives. Session 18, the shipped heads
+# The attack gate keeps user_heads.GATE_RECALL (0.95) of the cross-validated positives. Session 18, round 10's heads
 # with the gate's bounds at 0.98 (zh 0.93 / en 1.65 -> 0.55 / 1.13; 0.99 read the same): thirteen development sets
 # 97.1% / 95.6% -> 97.2% / 95.9%, no false positive more, but the attack gate sent 27.5% of eval16's mix on instead of
 # 18.2% and the cascade cost 15.3 ms per prompt instead of 7.7 (`python bench/semantic.py`): four texts of 2,261 for
