@@ -81,12 +81,13 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # blind in session 17 the same way and read once at the start of session 18 (its .md has the reading): a development
 # set since. eval30 (2b411d3) was written blind in session 18 the same way and read once later in session 18 (its .md
 # has the reading): a development set since. eval31 (31abf52) was written blind in session 18 the same way and read
-# once at the end of session 18 (its .md has the reading): a development set since.
+# once at the end of session 18 (its .md has the reading): a development set since. eval32 (80d3549) was written
+# blind in session 18 the same way and is unread: it is the next session's first reading.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
                "semantic_eval28.jsonl", "semantic_eval29.jsonl", "semantic_eval30.jsonl",
-               "semantic_eval31.jsonl")
+               "semantic_eval31.jsonl", "semantic_eval32.jsonl")
 
 
 def data_path(name: str) -> Path:
