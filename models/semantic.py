@@ -169,10 +169,11 @@ def training_rows(tok: Tokenizer, examples: Sequence[Exemplar], *, fold: bool = 
     ids: list[list[int]] = []
     whole = tok.encode_batch([fold_text(e.text) if fold else e.text for e in examples])
     for i, (e, text_ids) in enumerate(zip(examples, whole, strict=True)):
-        wins = split_windows(tok, e.text, sentences=False, fold=fold) if e.label is None else []
-        parts = [list(w.ids) for w in wins] if len(wins) > 1 else [text_ids]
-        if hard_negative_sentences and e.label is None and e.topic is not None:
-            parts += [list(w.ids) for w in split_windows(tok, e.text, fold=fold) if w.alone]
+        sentences = hard_negative_sentences and e.topic is not None
+        wins = split_windows(tok, e.text, sentences=sentences, fold=fold) if e.label is None else []
+        packed = [list(w.ids) for w in wins if not w.alone]
+        parts = packed if len(packed) > 1 else [text_ids]
+        parts += [list(w.ids) for w in wins if w.alone]  # only with `sentences`
         rows += [e] * len(parts)
         groups += [i] * len(parts)
         ids += parts
