@@ -183,11 +183,13 @@ def main(argv: list[str]) -> int:
     except (ConfigError, OSError, ssl.SSLError) as exc:
         print(f"warden webhook: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    log.info("serving on %s (image %s)", listen, options.image)
     # As a container's PID 1 the kernel drops signals that keep their default action: without a handler the
     # kubelet's SIGTERM is ignored and the pod is killed only after its grace period. shutdown() waits for
-    # serve_forever, so it runs on another thread; the requests in flight finish first.
+    # serve_forever, so it runs on another thread; the requests in flight finish first. Installed before the
+    # "serving on" line: a SIGTERM sent as soon as that line shows (the test does) was dropped on a loaded host, and
+    # the webhook ran on. One that arrives before serve_forever starts stops it as it starts.
     signal.signal(signal.SIGTERM, lambda _sig, _frame: threading.Thread(target=server.shutdown, daemon=True).start())
+    log.info("serving on %s (image %s)", listen, options.image)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
