@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
@@ -135,6 +135,29 @@ def exemplars(categories: Sequence[Category], benign: Mapping[str, Sequence[str]
     for lang in LANGS:
         out += [Exemplar(t, lang, None, None) for t in benign[lang]]
     return out
+
+
+def with_exemplars(categories: Sequence[Category], benign: Mapping[str, Sequence[str]], more: Sequence[Exemplar]
+                   ) -> tuple[tuple[Category, ...], dict[str, tuple[str, ...]]]:
+    """The categories and benign texts with `more` added after their own, in `more`'s order: a positive to its
+    label's positives, a hard negative to its topic's hard negatives, a text with neither to the benign texts. A
+    label or topic that names no category is a ValueError (a set labelled for other categories)."""
+    names = {c.name for c in categories}
+    stray = sorted({str(e.label or e.topic) for e in more if (e.label or e.topic) is not None}
+                   - names)
+    if stray:
+        raise ValueError(f"exemplars for categories that are not trained here: {', '.join(stray)}")
+    out = []
+    for c in categories:
+        pos = {lang: (*c.positives[lang], *(e.text for e in more if e.label == c.name and e.lang == lang))
+               for lang in LANGS}
+        neg = {lang: (*c.hard_negatives[lang],
+                      *(e.text for e in more if e.label is None and e.topic == c.name and e.lang == lang))
+               for lang in LANGS}
+        out.append(replace(c, positives=pos, hard_negatives=neg))
+    plain = {lang: (*benign[lang], *(e.text for e in more if e.label is None and e.topic is None and e.lang == lang))
+             for lang in LANGS}
+    return tuple(out), plain
 
 
 _CJK_RUNS = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]+")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from models.categories import Exemplar
     from rules.findings import Finding
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 64
@@ -34,6 +35,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="train the attack categories' heads (models/data/attack_categories, prompt_injection and "
                         "self_harm) into models/data/attack_heads.json with the --categories recipe "
                         "(models/attack_heads.py)")
+    t.add_argument("--hold-out", action="append", default=[], metavar="SET",
+                   help="with --attack, repeatable: leave this development set out of training (a name of "
+                        "models.attack_heads.TRAINED_SETS, such as semantic_eval31), to read it as unseen with "
+                        "`python -m bench.eval_attacks` against heads written with --out")
     t.add_argument("--memory", action="store_true",
                    help="with --categories: keep a nearest-exemplar memory beside the heads (models/memory.py, as the "
                         "attack heads do): each window's score moves toward its nearest exemplar's class; the file "
@@ -98,6 +103,15 @@ def _train(args: argparse.Namespace) -> int:
             print("warden models: --attack trains models/data/attack_categories; --categories DIR is your own",
                   file=sys.stderr)
             return EXIT_USAGE
+        if args.hold_out and args.out is None:
+            print("warden models: --hold-out needs --out FILE (the package's heads are trained on every set)",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            more = attack_heads.development_exemplars(args.hold_out)
+        except ValueError as e:
+            print(f"warden models: --hold-out: {e}", file=sys.stderr)
+            return EXIT_USAGE
         args.categories = attack_heads.categories_dir()
         args.out = args.out or attack_heads.heads_path()
         if args.target_fpr is None:
@@ -105,7 +119,11 @@ def _train(args: argparse.Namespace) -> int:
         return _train_user(args, reserved=user_heads.builtin_names(attack=False), rank=attack_heads.RANK,
                            memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA),
                            plain=attack_heads.plain_texts(), fold=attack_heads.FOLD, lexical=attack_heads.LEXICAL,
-                           hard_negative_sentences=attack_heads.HARD_NEGATIVE_SENTENCES)
+                           hard_negative_sentences=attack_heads.HARD_NEGATIVE_SENTENCES, more=more)
+    if args.hold_out:
+        print("warden models: --hold-out is for --attack (your own categories train on your files alone)",
+              file=sys.stderr)
+        return EXIT_USAGE
     if args.categories is not None:
         from models import memory
 
@@ -136,7 +154,8 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None,
                 memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
-                fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False) -> int:
+                fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False,
+                more: Sequence[Exemplar] = ()) -> int:
     import time
 
     from models import build, runtime, user_heads
@@ -156,7 +175,7 @@ def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank
         gate_recall=user_heads.GATE_RECALL if args.gate_recall is None else args.gate_recall, reserved=reserved,
         rank=user_heads.RANK if rank is None else rank, cache_dir=user_heads.feature_cache_dir(),
         memory_rank=None if memory is None else memory[0], memory_beta=0.0 if memory is None else memory[1],
-        plain=plain, fold=fold, lexical=lexical, hard_negative_sentences=hard_negative_sentences,
+        plain=plain, fold=fold, lexical=lexical, hard_negative_sentences=hard_negative_sentences, more=more,
         progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads

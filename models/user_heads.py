@@ -43,7 +43,16 @@ import numpy as np
 import numpy.typing as npt
 
 from models import build, gate, runtime, semantic, train
-from models.categories import LANGS, Category, Exemplar, data_dir, exemplars, load_benign, load_categories
+from models.categories import (
+    LANGS,
+    Category,
+    Exemplar,
+    data_dir,
+    exemplars,
+    load_benign,
+    load_categories,
+    with_exemplars,
+)
 from models.errors import ModelsError
 from models.gate import Gate
 from models.runtime import Runtime
@@ -186,15 +195,16 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
                rank: int = RANK, memory_rank: int | None = None, memory_beta: float = 0.0,
                reserved: set[str] | None = None, cache_dir: Path | None = None,
                plain: Mapping[str, Sequence[str]] | None = None, fold: bool = False, lexical: bool = False,
-               hard_negative_sentences: bool = False, progress: Progress | None = None
-               ) -> tuple[UserHeads, TrainReport]:
+               hard_negative_sentences: bool = False, more: Sequence[Exemplar] = (),
+               progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
     """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in
     `reserved`, by default the builtin categories). `memory_rank`, `memory_beta`: a nearest-exemplar memory
     (train.train; the attack heads keep one, models/attack_heads.py). `plain`: the plain negatives of every
     category, {lang: texts}; by default the package's benign.yaml. `fold`: train on text read through
     models/fold.py (the file says so, and its detector reads windows the same way). `lexical`: stack the heads with
     per-category gram tables (models/lexical.py; the attack heads do). `hard_negative_sentences`: each hard negative's
-    lone sentences as rows of its exemplar too (semantic.training_rows; the attack heads do)."""
+    lone sentences as rows of its exemplar too (semantic.training_rows; the attack heads do). `more`: labelled texts
+    trained on beside the files' (categories.with_exemplars; the attack heads' read development sets)."""
     cats = load_categories(directory)
     reserved = builtin_names() if reserved is None else reserved
     for c in cats:
@@ -202,7 +212,7 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
             raise UserHeadsError(c.source, f"category {c.name!r} is a builtin category: user categories add to "
                                  "the builtin ones and may not replace them; pick another name (a builtin "
                                  "category's action is set in rule files)")
-    benign = load_benign() if plain is None else plain
+    cats, benign = with_exemplars(cats, load_benign() if plain is None else plain, more)
     examples = exemplars(cats, benign)
     rows, groups, ids = semantic.training_rows(rt.tokenizer, examples, fold=fold,
                                                hard_negative_sentences=hard_negative_sentences)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from models import attack_heads, categories, memory, runtime, semantic, user_heads
+from models import attack_heads, categories, evaluate, memory, runtime, semantic, user_heads
 from models.user_heads import UserHeadsError
 
 INJECTION = [
@@ -127,9 +127,10 @@ def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str,
 
     def fake(args: object, reserved: set[str] | None = None, rank: int | None = None,
              memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
-             fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False) -> int:
+             fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False,
+             more: Sequence[categories.Exemplar] = ()) -> int:
         seen.update(vars(args), rank=rank, memory=memory, plain=plain, fold=fold, lexical=lexical,
-                    hard_negative_sentences=hard_negative_sentences)
+                    hard_negative_sentences=hard_negative_sentences, more=list(more))
         return cli.EXIT_OK
 
     monkeypatch.setattr(cli, "_train_user", fake)
@@ -145,11 +146,13 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
     assert seen["plain"] == attack_heads.plain_texts() and seen["fold"] is attack_heads.FOLD is True
     assert seen["lexical"] is attack_heads.LEXICAL is True
     assert seen["hard_negative_sentences"] is attack_heads.HARD_NEGATIVE_SENTENCES is True
+    assert seen["more"] == attack_heads.development_exemplars()  # every read development set
     assert _trained_with(monkeypatch, ["train", "--attack", "--target-fpr", "0.01"])["target_fpr"] == 0.01
     # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
     own = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")])
     assert own["target_fpr"] is None and own["memory"] is None and own["plain"] is None  # benign.yaml alone
     assert own["fold"] is False and own["lexical"] is False and own["hard_negative_sentences"] is False
+    assert own["more"] == []  # your own categories train on your files alone
     with_memory = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json"),
                                               "--memory"])
     assert with_memory["memory"] == (memory.RANK, memory.BETA)
@@ -157,6 +160,43 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
                                                str(tmp_path / "h.json"), "--lexical"])
     assert with_lexical["lexical"] is True and with_lexical["memory"] is None
     assert user_heads.TARGET_FPR == 0.02
+
+
+def test_hold_out_leaves_development_sets_out_of_an_attack_training(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    out = str(tmp_path / "h.json")
+    held = _trained_with(monkeypatch, ["train", "--attack", "--out", out, "--hold-out", "semantic_eval31",
+                                       "--hold-out", "semantic_eval32.jsonl"])
+    assert held["more"] == attack_heads.development_exemplars(["semantic_eval31", "semantic_eval32"])
+    left_out = {it.text for name in ("semantic_eval31.jsonl", "semantic_eval32.jsonl")
+                for it in evaluate.load_items(evaluate.data_path(name))}
+    kept = {e.text for e in held["more"]}
+    assert kept and not kept & left_out
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--attack", "--hold-out", "semantic_eval31"],  # the package's heads are trained on every set
+    ["train", "--attack", "--out", "h.json", "--hold-out", "semantic_eval99"],  # not a trained set
+    ["train", "--categories", ".", "--out", "h.json", "--hold-out", "semantic_eval31"],  # your own categories
+])
+def test_hold_out_misused_is_a_usage_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from models import cli
+
+    assert cli.main(argv) == cli.EXIT_USAGE
+    assert "--hold-out" in capsys.readouterr().err
+
+
+def test_development_exemplars_are_the_read_sets_as_labelled() -> None:
+    more = attack_heads.development_exemplars()
+    rows = [it for name in attack_heads.TRAINED_SETS for it in evaluate.load_items(evaluate.data_path(name))]
+    assert [e.text for e in more] == [it.text for it in rows]
+    for e, it in zip(more, rows, strict=True):
+        assert (e.lang, e.label) == (it.lang, it.label)
+        # a positive under its category, a hard negative under its topic, a plain row with the plain texts
+        assert e.topic == (it.label if it.label else it.topic if it.type == "hard_negative" else None)
+    assert {e.label for e in more} == {None, "prompt_injection", "self_harm"}
+    with pytest.raises(ValueError, match="semantic_eval99"):
+        attack_heads.development_exemplars(["semantic_eval99"])
 
 
 def test_the_attack_heads_plain_negatives_add_long_documents_to_the_everyday_requests() -> None:

@@ -61,16 +61,32 @@ def test_held_out_sets_are_not_trained_on_and_development_sets_are() -> None:
                 assert it.text not in positives, (name, it.text)
 
 
-def test_attack_sets_share_no_text_with_any_training_text() -> None:
+def test_unread_attack_sets_share_no_text_with_any_training_text() -> None:
     """Neither the topic exemplars nor the attack exemplars nor the plain texts they train with (benign.yaml,
-    documents.yaml) hold a text of an attack set, plain rows included."""
-    attack = {e.text for e in categories.exemplars(categories.load_categories(attack_heads.categories_dir()),
-                                                   attack_heads.plain_texts())}
-    training = _training_texts() | attack
+    documents.yaml) nor the read development sets hold a text of an attack set not yet read (plain rows included);
+    the exemplar files hold none of any attack set's (the read ones are trained on from their own files)."""
+    files = {e.text for e in categories.exemplars(categories.load_categories(attack_heads.categories_dir()),
+                                                  attack_heads.plain_texts())} | _training_texts()
+    trained = files | {e.text for e in attack_heads.development_exemplars()}
     for name in evaluate.ATTACK_SETS:
         items = evaluate.load_items(evaluate.data_path(name))
         assert {it.label for it in items} <= {None, "prompt_injection", "self_harm"}
-        assert not {it.text for it in items} & training, name
+        assert not {it.text for it in items} & files, name
+        if name not in attack_heads.TRAINED_SETS:
+            assert not {it.text for it in items} & trained, name
+
+
+def test_attack_sets_are_trained_on_only_after_their_first_reading() -> None:
+    """A blind set joins evaluate.ATTACK_SETS when written and attack_heads.TRAINED_SETS once read: its .md records
+    the reading ("## First reading"). The newest set stays unread until the next one is written, so at least one
+    set is not trained on."""
+    assert set(attack_heads.TRAINED_SETS) < set(evaluate.ATTACK_SETS)
+    for name in evaluate.ATTACK_SETS:
+        if name == "semantic_eval17.jsonl":  # the first (session 10), read before sets came with a description
+            assert name in attack_heads.TRAINED_SETS
+            continue
+        described = evaluate.data_path(name).with_suffix(".md").read_text("utf-8")
+        assert ("\n## First reading" in described) is (name in attack_heads.TRAINED_SETS), name
 
 
 def test_errors_name_file_category_and_field(tmp_path: Path) -> None:
@@ -130,3 +146,23 @@ def test_keyword_baseline(tmp_path: Path) -> None:
     path.write_text(json.dumps({"text": "x", "lang": "fr", "label": None, "type": "benign"}) + "\n")
     with pytest.raises(ValueError, match="bad lang"):
         evaluate.load_items(path)
+
+
+def test_with_exemplars_adds_each_text_where_its_labels_say() -> None:
+    cats = categories.load_categories(attack_heads.categories_dir())
+    benign = {"zh": ("早上好",), "en": ("good morning",)}
+    more = [categories.Exemplar("pos en", "en", "self_harm", "self_harm"),
+            categories.Exemplar("hn zh", "zh", None, "prompt_injection"),
+            categories.Exemplar("plain en", "en", None, None),
+            categories.Exemplar("pos en 2", "en", "self_harm", "self_harm")]
+    grown, plain = categories.with_exemplars(cats, benign, more)
+    by_name = {c.name: c for c in grown}
+    before = {c.name: c for c in cats}
+    assert by_name["self_harm"].positives["en"] == (*before["self_harm"].positives["en"], "pos en", "pos en 2")
+    assert by_name["prompt_injection"].hard_negatives["zh"] == (*before["prompt_injection"].hard_negatives["zh"],
+                                                                "hn zh")
+    assert by_name["prompt_injection"].positives == before["prompt_injection"].positives
+    assert plain == {"zh": ("早上好",), "en": ("good morning", "plain en")}
+    assert categories.with_exemplars(cats, benign, []) == (cats, {k: tuple(v) for k, v in benign.items()})
+    with pytest.raises(ValueError, match="drugs"):
+        categories.with_exemplars(cats, benign, [categories.Exemplar("x", "en", "drugs", "drugs")])
