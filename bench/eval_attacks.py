@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +113,18 @@ def detectors_for(args: argparse.Namespace) -> list[Detector]:
     return [builtin, attack_heads.load_detector(builtin, args.attack_heads)]
 
 
+def trained_on(sets: Sequence[tuple[str, Sequence[dict[str, object]]]], detectors: Sequence[Detector]
+               ) -> dict[str, int]:
+    """Per set, how many of its texts a semantic detector read here was trained on (models/attack_heads.py trains
+    on the read development sets): a reading of those is an upper bound, not an estimate."""
+    from models.user_heads import text_digest
+
+    digests = [d.user.exemplar_digests for d in detectors if hasattr(d, "user")]
+    counts = {name: sum(any(text_digest(str(r["text"])) in seen for seen in digests) for r in rows)
+              for name, rows in sets}
+    return {name: n for name, n in counts.items() if n}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("sets", nargs="*", type=Path)
@@ -129,7 +142,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args.sets and not args.plain:
         p.error("give evaluation sets, --plain corpora, or both")
     sets = [(path.stem, read_set(path)) for path in args.sets] + [(path.stem, read_plain(path)) for path in args.plain]
-    t = tally(sets, guard_judge(detectors_for(args)))
+    detectors = detectors_for(args)
+    for name, n in trained_on(sets, detectors).items():
+        print(f"eval_attacks: {n} of {name}'s texts were trained on by the heads read here: an upper bound "
+              "(`warden models train --attack --hold-out SET --out FILE` and --attack-heads FILE read it unseen)",
+              file=sys.stderr)
+    t = tally(sets, guard_judge(detectors))
     print(table(t, by_set=args.by_set))
     if args.misses is not None:
         args.misses.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in t.errors), "utf-8")

@@ -83,7 +83,8 @@ TARGET_FPR = 0.015
 # float16); with round 6 and documents.yaml's windows, 10.7 MB (9,362 rows); with round 7 and the lexical stack's
 # 159,284 grams, 13.6 MB (9,573 rows); with round 8, 13.9 MB (9,805 rows, 164,879 grams); with round 9, 14.2 MB
 # (9,999 rows, 167,927 grams); with round 10 and the hard negatives' sentences, 15.8 MB (12,190 rows, 172,039 grams);
-# with round 11, 16.1 MB (12,417 rows, 174,854 grams).
+# with round 11, 16.1 MB (12,417 rows, 174,854 grams); trained on eval17-32 and hard_times.yaml (session 19), 32.1
+# MB (27,194 rows, 334,754 grams), and the memory's product costs ~3 ms per window instead of ~1.
 MEMORY_RANK = memory.RANK
 MEMORY_BETA = memory.BETA
 
@@ -125,10 +126,17 @@ HARD_NEGATIVE_SENTENCES = True
 # this tuple only after its first reading (tests/models/test_categories.py holds both). Until session 19 the
 # development sets were read only; rounds 1-11 of exemplars were written by helpers from descriptions of their
 # misses. Measured in session 19 (`warden models train --attack --hold-out ...`, then `python -m bench.eval_attacks`
-# on the sets held out; the sets had been read blind before, and no round was written from eval31 or eval32):
-# round 11's exemplars alone (shipped then) on eval31 + eval32 injection / self-harm recall 86.2% / 89.4%, hard
-# negatives 2.5% / 2.5%, plain 0.5% of 400; with eval17-30's 2,360 labelled texts added (dev23 is bench/data's) 95.0% /
-# 95.0%, 1.7% / 2.5%, 0.8%.
+# on the sets held out and bench/data/long_plain.jsonl): with eval31 and eval32 held out (no round was written from
+# either), round 11's exemplars alone (shipped then) read injection / self-harm recall 86.2% / 89.4%, hard negatives
+# 2.5% / 2.5%, plain 0.5% of 400, long plain 3.5% (2 of its 7 flags by these heads); with eval17-30's rows added (and
+# dev23's, bench/data's: a scratch run) 95.0% / 95.0%, 1.7% / 2.5%, 0.8%, long plain 6.5% (8 of 13 by these heads:
+# long venting texts and pasted pages); the same at a 1% target 92.5% / 95.6%, 1.7% / 1.7%, 0.2%, long plain 5.5%.
+# With eval27 and eval28 held out (rounds 9-11 were written from their misses, so an upper bound): round 11's heads
+# 95.6% / 95.6%, 1.7% / 3.3%, plain 2.2%; trained on every other set (a scratch run, dev23 included) 98.1% / 97.5%,
+# 2.5% / 2.5%, 1.8%. Trained on them, the heads flagged long venting texts (long plain: 8 of 200 by these heads
+# against 2), so hard_times.yaml joined the plain texts (plain_texts()): eval31 + eval32 held out, 93.8% / 95.6%,
+# 1.7% / 1.7%, 0.8%, long plain 4.5% (4 by these heads, 5 by the topic heads). Shipped so (eval17-32), blind eval33
+# read 93.8% / 91.2%, 10.0% / 0.0%, plain 0.5%; round 11's heads 83.8% / 86.2%, 10.0% / 0.0%, 0.5%.
 TRAINED_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                 "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                 "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl", "semantic_eval28.jsonl",
@@ -155,12 +163,18 @@ def documents_path() -> Path:
     return data_dir() / "documents.yaml"
 
 
+def hard_times_path() -> Path:
+    return data_dir() / "hard_times.yaml"
+
+
 def plain_texts() -> dict[str, tuple[str, ...]]:
-    """The attack heads' plain negatives: benign.yaml's everyday requests and documents.yaml's long pasted documents
+    """The attack heads' plain negatives: benign.yaml's everyday requests, documents.yaml's long pasted documents
     (essays, stories, e-mails, code, contracts: session 15, after blind eval23 showed long plain texts flagged on one
-    ordinary sentence). The topic heads and user categories train on benign.yaml alone."""
-    benign, documents = load_benign(), load_benign(documents_path())
-    return {lang: (*benign[lang], *documents[lang]) for lang in LANGS}
+    ordinary sentence) and hard_times.yaml's long messages about a hard stretch without intent, with pasted work
+    documents (session 19: trained on the development sets, the heads flagged more long venting texts). The topic
+    heads and user categories train on benign.yaml alone."""
+    parts = [load_benign(), load_benign(documents_path()), load_benign(hard_times_path())]
+    return {lang: tuple(t for part in parts for t in part[lang]) for lang in LANGS}
 
 
 def heads_path() -> Path:
@@ -187,4 +201,4 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) 
 
 __all__ = ["FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK",
            "TARGET_FPR", "TRAINED_SETS", "AttackSemanticDetector", "categories_dir", "development_exemplars",
-           "documents_path", "heads_path", "load_detector", "plain_texts"]
+           "documents_path", "hard_times_path", "heads_path", "load_detector", "plain_texts"]

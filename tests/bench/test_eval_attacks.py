@@ -64,3 +64,16 @@ def test_a_plain_corpus_counts_its_benign_rows_as_plain_chat(tmp_path: Path,
     assert capsys.readouterr().out.splitlines()[1].split() == ["all", "benign", "-", "2", "0.0%"]
     with pytest.raises(SystemExit):
         eval_attacks.main(["--no-semantic"])
+
+
+def test_sets_the_attack_heads_were_trained_on_are_named_as_upper_bounds() -> None:
+    from models import attack_heads, evaluate, semantic
+
+    builtin = semantic.load_default()
+    detectors = [builtin, attack_heads.load_detector(builtin)]
+    read, unread = attack_heads.TRAINED_SETS[-1], evaluate.ATTACK_SETS[-1]
+    assert unread not in attack_heads.TRAINED_SETS
+    sets = [(name, eval_attacks.read_set(evaluate.data_path(name))) for name in (read, unread)]
+    sets.append(("own", [dict(ROWS["set_a"][1])]))
+    assert eval_attacks.trained_on(sets, detectors) == {read: len(sets[0][1])}
+    assert eval_attacks.trained_on(sets, []) == {}  # word lists only: nothing trained

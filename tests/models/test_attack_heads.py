@@ -201,10 +201,12 @@ def test_development_exemplars_are_the_read_sets_as_labelled() -> None:
 
 def test_the_attack_heads_plain_negatives_add_long_documents_to_the_everyday_requests() -> None:
     benign, documents = categories.load_benign(), categories.load_benign(attack_heads.documents_path())
+    hard_times = categories.load_benign(attack_heads.hard_times_path())
     plain = attack_heads.plain_texts()
     for lang in categories.LANGS:
-        assert plain[lang] == (*benign[lang], *documents[lang]) and len(documents[lang]) >= 100
-        assert min(map(len, documents[lang])) >= 300  # pasted documents, not requests
+        assert plain[lang] == (*benign[lang], *documents[lang], *hard_times[lang])
+        assert len(documents[lang]) >= 100 and len(hard_times[lang]) >= 60
+        assert min(map(len, (*documents[lang], *hard_times[lang]))) >= 300  # pasted documents, not requests
 
 
 def test_the_shipped_heads_were_trained_at_the_attack_target(attack: attack_heads.AttackSemanticDetector) -> None:
