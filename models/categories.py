@@ -143,8 +143,7 @@ def with_exemplars(categories: Sequence[Category], benign: Mapping[str, Sequence
     label's positives, a hard negative to its topic's hard negatives, a text with neither to the benign texts. A
     label or topic that names no category is a ValueError (a set labelled for other categories)."""
     names = {c.name for c in categories}
-    stray = sorted({str(e.label or e.topic) for e in more if (e.label or e.topic) is not None}
-                   - names)
+    stray = sorted({str(e.label or e.topic) for e in more if (e.label or e.topic) is not None} - names)
     if stray:
         raise ValueError(f"exemplars for categories that are not trained here: {', '.join(stray)}")
     out = []
