@@ -117,9 +117,9 @@ def trained_on(sets: Sequence[tuple[str, Sequence[dict[str, object]]]], detector
                ) -> dict[str, int]:
     """Per set, how many of its texts a semantic detector read here was trained on (models/attack_heads.py trains
     on the read development sets): a reading of those is an upper bound, not an estimate."""
-    from models.user_heads import text_digest
+    from models.user_heads import UserSemanticDetector, text_digest
 
-    digests = [d.user.exemplar_digests for d in detectors if hasattr(d, "user")]
+    digests = [d.user.exemplar_digests for d in detectors if isinstance(d, UserSemanticDetector)]
     counts = {name: sum(any(text_digest(str(r["text"])) in seen for seen in digests) for r in rows)
               for name, rows in sets}
     return {name: n for name, n in counts.items() if n}
