@@ -2,7 +2,7 @@
 
 Times are CPU time of the calling thread (time.thread_time), medians of repeated calls.
 
-Run: .venv/bin/python bench/semantic.py [--mix-positives 0.05]
+Run: .venv/bin/python bench/semantic.py [--mix-positives 0.05] [--attack-heads CANDIDATE.json]
 Prints a table. Needs the built model (`warden models build`) and trained heads (shipped).
 """
 
@@ -44,6 +44,9 @@ def main() -> None:
     ap.add_argument("--prompts", type=int, default=400)
     ap.add_argument("--data", type=Path, default=evaluate.default_eval_paths()[-1],
                     help="labeled set whose texts make the mix (default: the newest held-out set)")
+    ap.add_argument("--attack-heads", type=Path, action="append", default=[], metavar="FILE",
+                    help="candidate attack heads (`warden models train --attack --out FILE`) measured on the same mix "
+                         "after the shipped ones, in the same run (repeatable)")
     args = ap.parse_args()
     rss0 = rss_mib()
     built = build.ensure(progress=build.stderr_progress)
@@ -134,6 +137,11 @@ def main() -> None:
                  f"({both_ms / plain_ms:.2f}x)"))
     rows.append(("  prompts with a window sent on: builtin gate / attack gate",
                  f"{both_builtin:.1%} / {both_attack:.1%}"))
+    for candidate in args.attack_heads:
+        other = attack_heads.load_detector(det2, candidate)
+        cand_ms, (_, cand_attack) = cascade([det2, other])
+        rows.append((f"cascade with {candidate.name}'s attack heads", f"mean {cand_ms:.2f} ms "
+                     f"({cand_ms / plain_ms:.2f}x), its gate sends {cand_attack:.1%} on"))
     share, n = exit_share(mix)
     rows.append((f"second stage, 512 tokens, the mix's windows ({n} windows, {share:.0%} exit)",
                  f"mean {projected(share):.1f} ms"))

@@ -87,8 +87,9 @@ TARGET_FPR = 0.015
 # MB (27,194 rows, 334,754 grams), and the memory's product costs ~3 ms per window instead of ~1. Measured, not
 # shipped (session 19, eval31 + eval32 held out as in TRAINED_SETS' comment): memory rank 128 instead of 256 read
 # 93.1% / 95.6%, hard negatives 1.7% / 2.5%, plain 0.5%, long plain 5.0% (rank 256: 93.8% / 95.6%, 1.7% / 1.7%,
-# 0.8%, 4.5%) at 0.97 ms per window instead of 2.7.
-MEMORY_RANK = memory.RANK
+# 0.8%, 4.5%) at 0.97 ms per window instead of 2.7. Shipped from session 20 (eval17-34 trained on): about even on
+# quality for a third of the memory's cost.
+MEMORY_RANK = 128
 MEMORY_BETA = memory.BETA
 
 
@@ -121,6 +122,15 @@ HARD_NEGATIVE_SENTENCES = True
 # 97.1% / 95.6% -> 97.2% / 95.9%, no false positive more, but the attack gate sent 27.5% of eval16's mix on instead of
 # 18.2% and the cascade cost 15.3 ms per prompt instead of 7.7 (`python bench/semantic.py`): four texts of 2,261 for
 # twice the cost.
+# Short texts judged whole take a bound of their own, at SHORT_GATE_RECALL of the cross-validated short positives
+# (models/gate.py SHORT_TOKENS). Session 20, the gate refitted alone into session 19's heads (the refit reproduced the
+# shipped gate exactly), read on eval33 + eval34 (development sets, not trained on) and bench/data/long_plain.jsonl:
+# self-harm recall 87.5% -> 90.6% at 0.98 (bounds zh 3.15 -> 2.29, en 3.57 -> 2.34 for short texts) and 91.2% at 0.99
+# (1.78 / 1.74), injection 91.2% and hard negatives 7.5% / 2.5% unchanged, plain 11 -> 12 of 600 at either. The short
+# misses cleared so were Chinese statements of 11-21 pieces, the form most self-harm misses took since eval26. On
+# eval16's mix (`python bench/semantic.py --attack-heads`) the attack gate sent 15.8% of the prompts on, 20.5% at 0.98
+# and 25.8% at 0.99, the cascade 9.70 ms -> 10.14 / 10.13 ms: the texts let through are short and cheap to encode.
+SHORT_GATE_RECALL = 0.98
 
 
 # The development sets trained on beside the exemplar files (models/data/eval/, evaluate.ATTACK_SETS): each set once
@@ -143,7 +153,8 @@ HARD_NEGATIVE_SENTENCES = True
 TRAINED_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                 "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                 "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl", "semantic_eval28.jsonl",
-                "semantic_eval29.jsonl", "semantic_eval30.jsonl", "semantic_eval31.jsonl", "semantic_eval32.jsonl")
+                "semantic_eval29.jsonl", "semantic_eval30.jsonl", "semantic_eval31.jsonl", "semantic_eval32.jsonl",
+                "semantic_eval33.jsonl", "semantic_eval34.jsonl")
 
 
 def development_exemplars(hold_out: Collection[str] = ()) -> list[Exemplar]:
@@ -203,5 +214,5 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) 
 
 
 __all__ = ["FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK",
-           "TARGET_FPR", "TRAINED_SETS", "AttackSemanticDetector", "categories_dir", "development_exemplars",
-           "documents_path", "hard_times_path", "heads_path", "load_detector", "plain_texts"]
+           "SHORT_GATE_RECALL", "TARGET_FPR", "TRAINED_SETS", "AttackSemanticDetector", "categories_dir",
+           "development_exemplars", "documents_path", "hard_times_path", "heads_path", "load_detector", "plain_texts"]

@@ -28,6 +28,13 @@ import numpy as np
 import numpy.typing as npt
 
 ALPHA = 0.5
+# A text of this many pieces or fewer, judged whole (its one packed window), may have a bound of its own
+# (`Gate.short_passes`); not the short last window of a long text, nor a lone sentence, which plain texts have many
+# of. A short text has few grams, so its score rests on a handful of ratios: the attack gate, its bound at 95% of the
+# cross-validated positives, cleared 11 of 160 self-harm positives of eval33 + eval34 (not trained on), 8 of them
+# Chinese texts of 11-21 pieces, the form most self-harm misses took since eval26 (models/attack_heads.py
+# SHORT_GATE_RECALL has the readings).
+SHORT_TOKENS = 32
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 
@@ -51,6 +58,9 @@ class Gate:
     grams: I64  # sorted keys of every gram seen in training
     ratios: F64  # the log-count ratio of each
     passes: Mapping[str, float]  # per language: a window scoring below it needs no encoder
+    # per language, the bound for a short text judged whole (one window of SHORT_TOKENS pieces or fewer); a language
+    # without one uses `passes`
+    short_passes: Mapping[str, float] = field(default_factory=dict)
     # the same as a dict, for scoring: a window's few dozen lookups cost 5-23 us in Python against 20-31 us
     # through numpy (8-56 pieces), whose per-call overhead dominates arrays this small
     _ratio_of: dict[int, float] = field(init=False, repr=False, compare=False)
@@ -74,21 +84,35 @@ class Gate:
         table = self._ratio_of
         return sum(1 for i in ids if i in table) / len(ids)
 
-    def needs_encoder(self, ids: Sequence[int], lang: str, score: float | None = None) -> bool:
-        """Whether the window goes on to the encoder (`score`: its score, when already computed)."""
-        return (self.score(ids) if score is None else score) >= self.passes[lang] or self.known(ids) < 0.5
+    def bound(self, ids: Sequence[int], lang: str, *, whole: bool = False) -> float:
+        """The score at which a window goes on: the short bound for a short window that is a whole text (`whole`:
+        its only packed window), the language's bound otherwise."""
+        if whole and len(ids) <= SHORT_TOKENS and lang in self.short_passes:
+            return self.short_passes[lang]
+        return self.passes[lang]
+
+    def needs_encoder(self, ids: Sequence[int], lang: str, score: float | None = None, *, whole: bool = False) -> bool:
+        """Whether the window goes on to the encoder (`score`: its score, when already computed; `whole`: the
+        window is the whole text, which a short one takes the short bound for)."""
+        return ((self.score(ids) if score is None else score) >= self.bound(ids, lang, whole=whole)
+                or self.known(ids) < 0.5)
 
     def to_json(self) -> dict[str, object]:
-        return {"vocab_size": self.vocab_size, "grams": [int(k) for k in self.grams],
-                "ratios": [round(float(r), 6) for r in self.ratios],
-                "passes": {k: round(v, 6) for k, v in self.passes.items()}}
+        out: dict[str, object] = {"vocab_size": self.vocab_size, "grams": [int(k) for k in self.grams],
+                                  "ratios": [round(float(r), 6) for r in self.ratios],
+                                  "passes": {k: round(v, 6) for k, v in self.passes.items()}}
+        if self.short_passes:  # absent from gates fitted without one (the builtin heads' file stays as it was)
+            out["short_passes"] = {k: round(v, 6) for k, v in self.short_passes.items()}
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, object]) -> Gate:
         passes = obj["passes"]
-        assert isinstance(passes, dict)
+        short = obj.get("short_passes", {})
+        assert isinstance(passes, dict) and isinstance(short, dict)
         return cls(int(str(obj["vocab_size"])), np.array(obj["grams"], dtype=np.int64),
-                   np.array(obj["ratios"], dtype=np.float64), {str(k): float(v) for k, v in passes.items()})
+                   np.array(obj["ratios"], dtype=np.float64), {str(k): float(v) for k, v in passes.items()},
+                   {str(k): float(v) for k, v in short.items()})
 
 
 @dataclass(frozen=True, slots=True)

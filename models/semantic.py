@@ -256,8 +256,7 @@ class SemanticDetector:
         if cached is not None:
             return cached
         results = self.first_stage(text)
-        gate = self.heads.gate
-        self._second([r for r in results if gate.needs_encoder(r.window.ids, r.window.lang, score=r.first)])
+        self._second([r for r, go in zip(results, self.passed(results), strict=True) if go])
         self._cache.put(text, results)
         return results
 
@@ -265,6 +264,15 @@ class SemanticDetector:
         """Stage 1 on every window of `text`: its gate score. Windows scoring below their language's bound
         need no second stage."""
         return [_WindowResult(w, self.heads.gate.score(w.ids), None) for w in self.windows(text)]
+
+    def passed(self, results: Sequence[_WindowResult]) -> list[bool]:
+        """Per window of one text (`first_stage`'s results), whether the gate sends it on to the encoder. A text
+        that is one packed window (its lone sentences aside) is judged whole: a short one may have a bound of its
+        own (gate.SHORT_TOKENS)."""
+        packed = [r for r in results if not r.window.alone]
+        whole = packed[0] if len(packed) == 1 else None
+        gate = self.heads.gate
+        return [gate.needs_encoder(r.window.ids, r.window.lang, score=r.first, whole=r is whole) for r in results]
 
     def _second(self, todo: Sequence[_WindowResult]) -> None:
         """Stage 2, window by window: the early-exit graph, then, unless the early head finds the window

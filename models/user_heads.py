@@ -192,6 +192,7 @@ def feature_cache_dir() -> Path:
 
 
 def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, gate_recall: float = GATE_RECALL,
+               short_gate_recall: float | None = None,
                rank: int = RANK, memory_rank: int | None = None, memory_beta: float = 0.0,
                reserved: set[str] | None = None, cache_dir: Path | None = None,
                plain: Mapping[str, Sequence[str]] | None = None, fold: bool = False, lexical: bool = False,
@@ -204,7 +205,8 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     models/fold.py (the file says so, and its detector reads windows the same way). `lexical`: stack the heads with
     per-category gram tables (models/lexical.py; the attack heads do). `hard_negative_sentences`: each hard negative's
     lone sentences as rows of its exemplar too (semantic.training_rows; the attack heads do). `more`: labelled texts
-    trained on beside the files' (categories.with_exemplars; the attack heads' read development sets)."""
+    trained on beside the files' (categories.with_exemplars; the attack heads' read development sets).
+    `short_gate_recall`: the gate's bound for short texts judged whole (fit_gate; the attack heads have one)."""
     cats = load_categories(directory)
     reserved = builtin_names() if reserved is None else reserved
     for c in cats:
@@ -234,7 +236,8 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     positive = [e.label is not None for e in rows]
     langs = [e.lang for e in rows]
     user_gate, cv_gate = fit_gate(ids + extra_ids, positive + [False] * len(extra_ids), langs + extra_langs,
-                                  folds + extra_folds, rt.tokenizer.vocab_size, recall=gate_recall)
+                                  folds + extra_folds, rt.tokenizer.vocab_size, recall=gate_recall,
+                                  short_recall=short_gate_recall)
     heads = dataclasses.replace(heads, gate=user_gate)
     t2 = time.perf_counter()
     first = heads.gate
@@ -278,8 +281,8 @@ def sentence_rows(tok: Tokenizer, examples: Sequence[Exemplar], groups: Sequence
 
 
 def fit_gate(ids: Sequence[Sequence[int]], positive: Sequence[bool], langs: Sequence[str], folds: Sequence[int],
-             vocab_size: int, *, recall: float = GATE_RECALL, alpha: float = gate.ALPHA
-             ) -> tuple[Gate, npt.NDArray[np.float64]]:
+             vocab_size: int, *, recall: float = GATE_RECALL, short_recall: float | None = None,
+             alpha: float = gate.ALPHA) -> tuple[Gate, npt.NDArray[np.float64]]:
     """The user gate and each row's cross-validated score: models/gate.py's naive-Bayes ratios with each class
     smoothed in proportion to its size (positives by `alpha`), its bound per language at `recall` of the
     cross-validated positives (unlike train.threshold_for_recall, not clipped at 0: with a few dozen positives
@@ -289,7 +292,11 @@ def fit_gate(ids: Sequence[Sequence[int]], positive: Sequence[bool], langs: Sequ
     thousands of benign rows make every rare gram look harmful: a gram seen once, among the negatives only,
     scored log((0+a)/n_pos) - log((1+a)/n_neg) = +2.5 with 80 positives and 2,856 negatives, and the user gate
     passed 99% of the benign texts on to the encoder. Smoothed in proportion, a gram neither class has seen
-    scores 0 whatever the class sizes, one seen only among the negatives scores below 0."""
+    scores 0 whatever the class sizes, one seen only among the negatives scores below 0.
+
+    `short_recall`: a bound of its own per language for short texts judged whole (gate.SHORT_TOKENS pieces or
+    fewer), at that share of the cross-validated short positives, never above the language's bound. A positive is
+    always one row, its whole text (semantic.training_rows), so its row is what the detector judges whole."""
     flat = gate._Rows.of(ids, vocab_size)  # the gate's own row layout
     pos = np.asarray(positive, dtype=bool)
     fold = np.asarray(folds, dtype=np.int64)
@@ -300,8 +307,13 @@ def fit_gate(ids: Sequence[Sequence[int]], positive: Sequence[bool], langs: Sequ
         grams, ratios = gate.balanced_ratios(flat, pos, ~held, alpha)
         cv[held] = gate._scores(flat, grams, ratios, held)[held]
     passes = {g: _recall_bound(cv[pos & (lang == g)], recall) for g in LANGS}
+    short_passes: dict[str, float] = {}
+    if short_recall is not None:
+        short = np.array([len(r) <= gate.SHORT_TOKENS for r in ids], dtype=bool)
+        short_passes = {g: min(passes[g], _recall_bound(cv[pos & short & (lang == g)], short_recall))
+                        for g in LANGS if (pos & short & (lang == g)).any()}
     grams, ratios = gate.balanced_ratios(flat, pos, np.ones(len(ids), dtype=bool), alpha)
-    return Gate(vocab_size, grams, ratios, passes), cv
+    return Gate(vocab_size, grams, ratios, passes, short_passes), cv
 
 
 def _recall_bound(scores: npt.NDArray[np.float64], recall: float) -> float:
@@ -425,8 +437,7 @@ def stderr_progress(message: str) -> None:
 def needs_encoder(detector: semantic.SemanticDetector, text: str) -> bool:
     """Whether any window of `text` passes `detector`'s first stage (the share `warden models eval --heads`
     reports for the user gate)."""
-    first = detector.heads.gate
-    return any(first.needs_encoder(r.window.ids, r.window.lang, score=r.first) for r in detector.first_stage(text))
+    return any(detector.passed(detector.first_stage(text)))
 
 
 __all__ = ["FORMAT", "TrainReport", "UserHeads", "UserHeadsError", "UserSemanticDetector", "load",

@@ -69,3 +69,24 @@ def test_cross_validation_holds_out_the_windows_of_one_text_together() -> None:
     assert (apart[-2:] < 0).all() and (grouped[-2:] == 0).all()
     again = gate.cross_val_scores(rows, positive, grouped_folds, V)
     assert grouped.tolist() == again.tolist()
+
+
+def _with_short_bound() -> gate.Gate:
+    g = _toy()
+    return gate.Gate(g.vocab_size, g.grams, g.ratios, {"zh": 100.0, "en": 100.0}, {"zh": -100.0})
+
+
+def test_a_short_text_judged_whole_takes_the_short_bound() -> None:
+    g = _with_short_bound()
+    short, long = [3, 4], [3, 4] * (gate.SHORT_TOKENS // 2 + 1)
+    assert g.bound(short, "zh", whole=True) == -100.0 and g.needs_encoder(short, "zh", whole=True)
+    assert not g.needs_encoder(short, "zh")  # a lone sentence, or the short last window of a long text
+    assert g.bound(long, "zh", whole=True) == 100.0 and not g.needs_encoder(long, "zh", whole=True)
+    assert g.bound(short, "en", whole=True) == 100.0  # a language without a short bound keeps its own
+
+
+def test_round_trip_keeps_the_short_bounds_and_a_gate_without_them_writes_none() -> None:
+    g = _with_short_bound()
+    again = gate.Gate.from_json(json.loads(json.dumps(g.to_json())))
+    assert again.short_passes == {"zh": -100.0}
+    assert "short_passes" not in _toy().to_json() and gate.Gate.from_json(_toy().to_json()).short_passes == {}

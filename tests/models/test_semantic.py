@@ -247,3 +247,19 @@ def test_folded_windows_read_the_evasion_undone_and_keep_raw_offsets(rt: Runtime
     rows = semantic.training_rows(rt.tokenizer, [Exemplar(text, "zh", "exam_fraud", "exam_fraud")], fold=True)
     assert rows[2] == [rt.tokenizer.encode(fold(text))]
 
+
+
+def test_the_gate_judges_a_short_text_whole_and_only_then_takes_its_short_bound(
+        rt: Runtime, detector: SemanticDetector) -> None:
+    h = detector.heads
+    open_short = SemanticDetector(rt, dataclasses.replace(
+        h, gate=dataclasses.replace(h.gate, short_passes={"zh": -math.inf, "en": -math.inf})))
+    short = "今天天气怎么样"
+    assert detector.passed(detector.first_stage(short)) == [False]
+    assert open_short.passed(open_short.first_stage(short)) == [True]
+    two = "帮我把这段Python代码改成异步的。周末天气不错。"  # one packed window and its two sentences alone
+    assert open_short.passed(open_short.first_stage(two)) == [True, False, False]
+    long = "。".join(["周末天气不错，我们去公园散步吧"] * 12) + "。"  # several packed windows: none is the whole text
+    results = open_short.first_stage(long)
+    assert sum(not r.window.alone for r in results) > 1
+    assert open_short.passed(results) == detector.passed(detector.first_stage(long))

@@ -207,3 +207,22 @@ def test_heads_trained_on_folded_text_say_so_and_are_served_folded(trained: tupl
     folded.write_text(dataclasses.replace(plain, fold=True).to_json(), "utf-8")
     assert json.loads(folded.read_text("utf-8"))["user"]["fold"] is True
     assert user_heads.load(folded).fold is True and user_heads.load_detector(folded, detector).fold is True
+
+
+def test_the_gate_can_keep_more_of_the_short_positives_under_a_bound_of_their_own() -> None:
+    """Short positives whose grams are shared with the negatives score low: the language's bound at 60% of the
+    positives clears them, the short bound at 99% keeps them, and it is never above the language's bound."""
+    vocab = 1000
+    long_pos = [[1, 2, 3, 4] * 10 for _ in range(12)]  # 40 pieces: over gate.SHORT_TOKENS
+    short_pos = [[5, 6, 7 + i] for i in range(8)]  # shares 5 and 6 with the negatives
+    neg = [[5, 6, 100 + i] for i in range(40)]
+    ids = long_pos + short_pos + neg
+    positive = [True] * 20 + [False] * 40
+    langs = ["zh"] * len(ids)
+    folds = [i % 5 for i in range(len(ids))]
+    plain, _ = user_heads.fit_gate(ids, positive, langs, folds, vocab, recall=0.6)
+    g, cv = user_heads.fit_gate(ids, positive, langs, folds, vocab, recall=0.6, short_recall=0.99)
+    assert plain.short_passes == {} and g.passes == plain.passes
+    assert g.short_passes["zh"] <= g.passes["zh"] and "en" not in g.short_passes
+    assert not any(plain.needs_encoder(r, "zh", score=s, whole=True) for r, s in zip(short_pos, cv[12:20], strict=True))
+    assert all(g.needs_encoder(r, "zh", score=s, whole=True) for r, s in zip(short_pos, cv[12:20], strict=True))
