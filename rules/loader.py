@@ -51,7 +51,8 @@ WORD_FIELDS = COMMON_FIELDS | {"words", "allow", "reply"}
 PATTERN_FIELDS = COMMON_FIELDS | {"pattern", "reply"}
 TOP_FIELDS = frozenset({"version", "normalize", "pii", "words", "patterns", "rules"})
 NORMALIZE_FIELDS = frozenset({"traditional_to_simplified", "skip_chars", "max_skip", "decode"})
-DECODE_FIELDS = frozenset({"base64", "hex", "rot13", "reverse", "min_run", "max_bytes", "max_runs", "min_printable"})
+DECODE_SWITCHES = ("base64", "hex", "url", "binary", "rot13", "reverse")
+DECODE_FIELDS = frozenset({*DECODE_SWITCHES, "min_run", "max_bytes", "max_runs", "min_printable"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +255,7 @@ def _decode(raw: Any, src: str, base: DecodeConfig) -> DecodeConfig:
     if raw is None:
         return base
     if isinstance(raw, bool):
-        return dataclasses.replace(base, base64=raw, hex=raw, rot13=raw, reverse=raw)
+        return dataclasses.replace(base, **dict.fromkeys(DECODE_SWITCHES, raw))
     if not isinstance(raw, dict):
         raise RuleFileError(src, "expected true, false or a mapping", field=where)
     _field_names(raw, src, where=where + ".")
@@ -264,7 +265,7 @@ def _decode(raw: Any, src: str, base: DecodeConfig) -> DecodeConfig:
                             field=f"{where}.{sorted(unknown)[0]}")
     limits = {"min_run": (8, 4096), "max_bytes": (0, 1 << 20), "max_runs": (0, 1024)}
     for key, value in raw.items():
-        if key in ("base64", "hex", "rot13", "reverse"):
+        if key in DECODE_SWITCHES:
             ok = isinstance(value, bool)
             what = "true or false"
         elif key == "min_printable":
