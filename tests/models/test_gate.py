@@ -63,8 +63,8 @@ def test_cross_validation_holds_out_the_windows_of_one_text_together() -> None:
     gram in training (negative ratio); grouped, the gram is unseen when they are scored."""
     rows = [[1]] * 10 + [[2]] * 10 + [[7], [7]]
     positive = [True] * 10 + [False] * 12
-    apart = gate.cross_val_scores(rows, positive, train.folds_of(22), V)
-    grouped_folds = train.folds_of(22, np.array([*range(21), 20]))  # the last two rows are one text
+    apart = gate.cross_val_scores(rows, positive, train.folds_of(22).tolist(), V)
+    grouped_folds = train.folds_of(22, np.array([*range(21), 20])).tolist()  # the last two rows are one text
     grouped = gate.cross_val_scores(rows, positive, grouped_folds, V)
     assert (apart[-2:] < 0).all() and (grouped[-2:] == 0).all()
     again = gate.cross_val_scores(rows, positive, grouped_folds, V)
