@@ -128,9 +128,10 @@ def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str,
     def fake(args: object, reserved: set[str] | None = None, rank: int | None = None,
              memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
              fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False,
-             more: Sequence[categories.Exemplar] = ()) -> int:
+             more: Sequence[categories.Exemplar] = (), short_gate_recall: float | None = None) -> int:
         seen.update(vars(args), rank=rank, memory=memory, plain=plain, fold=fold, lexical=lexical,
-                    hard_negative_sentences=hard_negative_sentences, more=list(more))
+                    hard_negative_sentences=hard_negative_sentences, more=list(more),
+                    short_gate_recall=short_gate_recall)
         return cli.EXIT_OK
 
     monkeypatch.setattr(cli, "_train_user", fake)
@@ -147,12 +148,13 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
     assert seen["lexical"] is attack_heads.LEXICAL is True
     assert seen["hard_negative_sentences"] is attack_heads.HARD_NEGATIVE_SENTENCES is True
     assert seen["more"] == attack_heads.development_exemplars()  # every read development set
+    assert seen["short_gate_recall"] == attack_heads.SHORT_GATE_RECALL
     assert _trained_with(monkeypatch, ["train", "--attack", "--target-fpr", "0.01"])["target_fpr"] == 0.01
     # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
     own = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json")])
     assert own["target_fpr"] is None and own["memory"] is None and own["plain"] is None  # benign.yaml alone
     assert own["fold"] is False and own["lexical"] is False and own["hard_negative_sentences"] is False
-    assert own["more"] == []  # your own categories train on your files alone
+    assert own["more"] == [] and own["short_gate_recall"] is None  # your own categories train on your files alone
     with_memory = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json"),
                                               "--memory"])
     assert with_memory["memory"] == (memory.RANK, memory.BETA)
