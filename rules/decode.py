@@ -51,14 +51,16 @@ DECODED_KIND = "decoded"
 
 @dataclass(frozen=True, slots=True)
 class DecodeConfig:
-    """Rule files: `normalize: {decode: {base64: true, hex: true, url: true, binary: true, rot13: true, reverse: true,
-    min_run: 16, max_bytes: 8192, max_runs: 16}}` (or `decode: false`)."""
+    """Rule files: `normalize: {decode: {base64: true, hex: true, url: true, binary: true, rot13: true, rot47: true,
+    reverse: true, spelled: true, min_run: 16, max_bytes: 8192, max_runs: 16}}` (or `decode: false`)."""
 
     base64: bool = True
     hex: bool = True
     url: bool = True  # percent-encoding
     binary: bool = True  # 8-bit groups of 0 and 1
     rot13: bool = True
+    rot47: bool = True  # every printable ASCII character rotated by 47
+    spelled: bool = True  # letters spelled in the NATO alphabet or Morse code
     reverse: bool = True
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
@@ -67,11 +69,12 @@ class DecodeConfig:
 
     @property
     def enabled(self) -> bool:
-        return self.base64 or self.hex or self.url or self.binary or self.rot13 or self.reverse
+        return (self.base64 or self.hex or self.url or self.binary or self.rot13 or self.rot47 or self.reverse
+                or self.spelled)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
-                f"rot13={int(self.rot13)},rev={int(self.reverse)},"
+                f"rot13={int(self.rot13)},rot47={int(self.rot47)},rev={int(self.reverse)},spelled={int(self.spelled)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -205,6 +208,69 @@ def _compile_hints() -> Any:
 _HINTED = _compile_hints()
 
 
+# ROT47 rotates every printable ASCII character ("E96" is "the", "J@F" is "you"): a text holding two rotated common
+# words as whole tokens is looked at line by line (one RE2 pass decides, as for ROT13).
+_ROT47 = str.maketrans({c: chr(33 + (c + 14) % 94) for c in range(33, 127)})
+_HINTS47 = sorted({w.translate(_ROT47) for w in _COMMON if len(w) > 2} - _COMMON)
+_LINE = re.compile(r"[^\n]+")
+_TOKEN = re.compile(r"[!-~]+")  # printable ASCII between spaces and other scripts: ROT47 rotates nothing else
+_EDGE = re.compile(r"^[^\w]+|[^\w]+$")
+
+
+def _strip(token: str) -> str:
+    """A token without its leading and trailing punctuation ("you," is "you")."""
+    return _EDGE.sub("", token)
+
+
+def _compile_hints47() -> Any:
+    words = "|".join(re.escape(w) for w in _HINTS47)
+    one = rf"(?:^|\s)(?:{words})(?:\s|$)"
+    return re2.compile(rf"{one}[\s\S]*{one}", _re2_options())
+
+
+_HINTED47 = _compile_hints47()
+
+# Letters spelled out: the NATO alphabet ("Romeo Echo Victor ...", a `/` or `|` between words) and Morse code
+# (".-. . ...- / -.-- --- ..-"), SPELLED_LETTERS of them or more in a row. "Alpha Bravo Charlie" in a lesson, or an
+# SOS, is shorter or decodes to nothing worth a finding.
+SPELLED_LETTERS = 8
+_NATO = {"alfa": "a", "alpha": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e", "foxtrot": "f",
+         "golf": "g", "hotel": "h", "india": "i", "juliett": "j", "juliet": "j", "kilo": "k", "lima": "l", "mike": "m",
+         "november": "n", "oscar": "o", "papa": "p", "quebec": "q", "romeo": "r", "sierra": "s", "tango": "t",
+         "uniform": "u", "victor": "v", "whiskey": "w", "whisky": "w", "x-ray": "x", "xray": "x", "yankee": "y",
+         "zulu": "z"}
+_MORSE = {".-": "a", "-...": "b", "-.-.": "c", "-..": "d", ".": "e", "..-.": "f", "--.": "g", "....": "h", "..": "i",
+          ".---": "j", "-.-": "k", ".-..": "l", "--": "m", "-.": "n", "---": "o", ".--.": "p", "--.-": "q", ".-.": "r",
+          "...": "s", "-": "t", "..-": "u", "...-": "v", ".--": "w", "-..-": "x", "-.--": "y", "--..": "z",
+          "-----": "0", ".----": "1", "..---": "2", "...--": "3", "....-": "4", ".....": "5", "-....": "6",
+          "--...": "7", "---..": "8", "----.": "9"}
+_NATO_WORD = "(?:" + "|".join(sorted(map(re.escape, _NATO), key=len, reverse=True)) + ")"
+_SPELLED_RUN = re.compile(
+    rf"(?P<nato>\b{_NATO_WORD}\b(?:[ \t]*[/|,]?[ \t]*\b{_NATO_WORD}\b){{{SPELLED_LETTERS - 1},}})"
+    rf"|(?P<morse>(?<![\w.-])[.-]{{1,6}}(?:(?:[ \t]+/?[ \t]*|/)[.-]{{1,6}}){{{SPELLED_LETTERS - 1},}}(?![\w.-]))",
+    re.IGNORECASE)
+# The one-pass test before the Python search: three NATO words in a row ("hotel", "golf" and "india" are everyday
+# words, three in a row are not), or four Morse codes.
+_NATO_RE2 = (r"(?:alfa|alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar"
+             r"|papa|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)")
+_SPELLED = re2.compile(
+    rf"(?i)\b{_NATO_RE2}\W{{1,4}}{_NATO_RE2}\W{{1,4}}{_NATO_RE2}\b"
+    r"|[.-]{1,6}[ /][.-]{1,6}[ /][.-]{1,6}[ /][.-]{1,6}", _re2_options())
+
+
+_RARE = re2.compile(f"(?:{_HINTED47.pattern})|(?:{_SPELLED.pattern})", _re2_options())
+
+
+def _spell_nato(run: str) -> str:
+    words = re.findall(rf"{_NATO_WORD}|[/|]", run, re.IGNORECASE)
+    return "".join(" " if w in "/|" else _NATO[w.lower()] for w in words).strip()
+
+
+def _spell_morse(run: str) -> str:
+    words = re.split(r"\s*/\s*", run.strip())
+    return " ".join("".join(_MORSE.get(code, "") for code in word.split()) for word in words).strip()
+
+
 def _compile_runs(min_run: int) -> RE2Match:
     regexp: RE2Match = re2.compile(_RUNS % {"n": min_run, "escapes": URL_ESCAPES}, _re2_options())._regexp.Match
     return regexp
@@ -216,7 +282,7 @@ class DecodedRun:
 
     start: int
     end: int
-    encoding: str  # base64 | hex | url | binary | rot13 | reversed
+    encoding: str  # base64 | hex | url | binary | rot13 | rot47 | reversed | nato | morse
     text: str
     truncated: bool
 
@@ -299,6 +365,46 @@ class Decoder:
             out += self._encoded_runs(text, data, budget)
         if (cfg.rot13 or cfg.reverse) and found_in(_HINTED, data):
             out += self._cipher_runs(text, budget)
+        if (cfg.rot47 or cfg.spelled) and found_in(_RARE, data):  # one pass for both: either is rare
+            if cfg.rot47 and found_in(_HINTED47, data):
+                out += self._rot47_runs(text, budget)
+            if cfg.spelled and found_in(_SPELLED, data):
+                out += self._spelled_runs(text, budget)
+        return out
+
+    def _rot47_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Per line, the stretch from the first to the last token whose ROT47 is a common English word, kept when
+        it does not read as English but its ROT47 does."""
+        out: list[DecodedRun] = []
+        for line in _LINE.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            hits = [m for m in _TOKEN.finditer(line.group()) if _is_common(_strip(m.group().translate(_ROT47)))]
+            if len(hits) < 2:
+                continue
+            start, end = line.start() + hits[0].start(), line.start() + hits[-1].end()
+            budget[1] -= 1
+            run = text[start:min(end, start + budget[0])]
+            budget[0] -= len(run)
+            plain = run.translate(_ROT47)
+            if _reads_as_english(plain) and not _reads_as_english(run):
+                out.append(DecodedRun(start, end, "rot47", plain, start + len(run) < end))
+        return out
+
+    def _spelled_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Runs of NATO spelling-alphabet words and of Morse code, as letters (a `/` between words is a space)."""
+        out: list[DecodedRun] = []
+        for m in _SPELLED_RUN.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            budget[1] -= 1
+            run = m.group()[:budget[0]]
+            budget[0] -= len(run)
+            nato = m.group("nato") is not None
+            letters = _spell_nato(run) if nato else _spell_morse(run)
+            if sum(c.isalpha() for c in letters) >= 4:
+                out.append(DecodedRun(m.start(), m.end(), "nato" if nato else "morse", letters,
+                                      len(run) < len(m.group())))
         return out
 
     def _cipher_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
