@@ -35,6 +35,7 @@ import re
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,12 +244,14 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     first = heads.gate
     pos = [i for i, e in enumerate(rows) if e.label is not None]
     ben = np.flatnonzero(is_benign)
+    rows_of = Counter(groups)
+    whole = [rows_of[g] == 1 for g in groups]  # an exemplar judged as one window (every positive is)
     report = TrainReport(
         categories=heads.categories, exemplars=sum(1 for e in examples if e.topic is not None),
         benign=sum(1 for e in examples if e.topic is None), benign_cached=cached,
         seconds_encode=t1 - t0, seconds_fit=t2 - t1,
-        positives_to_encoder=_share([_passes(first, ids[i], rows[i].lang, cv_gate[i]) for i in pos]),
-        benign_to_encoder=_share([_passes(first, ids[i], rows[i].lang, cv_gate[i]) for i in ben]),
+        positives_to_encoder=_share([_passes(first, ids[i], rows[i].lang, cv_gate[i], whole[i]) for i in pos]),
+        benign_to_encoder=_share([_passes(first, ids[i], rows[i].lang, cv_gate[i], whole[i]) for i in ben]),
     )
     user = UserHeads(heads, {c.name: c.lexical_categories for c in cats},
                      {c.name: Path(c.source).name for c in cats}, frozenset(text_digest(e.text) for e in examples),
@@ -321,9 +324,9 @@ def _recall_bound(scores: npt.NDArray[np.float64], recall: float) -> float:
     return float(s[int(np.floor((1.0 - recall) * len(s)))] - 1e-6) if len(s) else 0.0
 
 
-def _passes(g: Gate, ids: Sequence[int], lang: str, cv_score: float) -> bool:
+def _passes(g: Gate, ids: Sequence[int], lang: str, cv_score: float, whole: bool) -> bool:
     """`Gate.needs_encoder` with the row's cross-validated score (the gate fitted without its fold)."""
-    return g.needs_encoder(ids, lang, score=cv_score)
+    return g.needs_encoder(ids, lang, score=cv_score, whole=whole)
 
 
 def _share(flags: Sequence[bool]) -> float:
