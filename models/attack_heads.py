@@ -77,7 +77,16 @@ RANK = 512
 # 95.6%, 2.2% / 1.4%, 0.95%, 3.5%. Round 11 (170 exemplars written after eval30's reading, mostly Chinese injection;
 # fourteen development sets, plain 2,399): round 10's 96.5% / 95.4%, 2.2% / 1.3%, 1.00%, long plain 3.5% -> 97.1% /
 # 95.8%, 2.1% / 1.8%, 1.04%, 3.5%; on the thirteen sets without eval30, which it was not written from: 97.1% / 95.6%,
-# 2.2% / 1.4%, 0.95% -> 97.0% / 95.6%, 2.2% / 2.0%, 1.00%.
+# 2.2% / 1.4%, 0.95% -> 97.0% / 95.6%, 2.2% / 2.0%, 1.00%. Session 20 (eval17-34 trained on, memory rank 128, the
+# short-text gate bound): on blind eval33-35 the attack heads' own false positives stayed far under the targets (hard
+# negatives 2, 1 and 1 of 120, plain chat none of 600) while recall did not reach them. Both targets trained the same
+# way and read on eval35, which neither was trained on: 0.015 (thresholds zh 0.574 / en 0.578) injection / self-harm
+# 92.5% / 92.5%, hard negatives 0.0% / 3.3%; 0.02 (0.456 / 0.450) 95.0% / 92.5%, 0.0% / 5.0% (a Chinese letter to a
+# late father flagged; two long English indirect injections caught); plain and long plain 10 of 400, every tenth
+# pii_corpus text 0.7% of 613 and decode_eval's ordinary prompts 2 of 195 with either. But at 0.02 the landlord
+# e-mail of tests/models/test_attack_heads.py (one worried line in a long plain e-mail, the form models/semantic.py
+# CROWDED and SUPPORT answer) was flagged self_harm: lower thresholds lift its packed windows' rescaled scores over
+# SUPPORT. Not shipped; moving SUPPORT with the target would be one more setting tuned on the same few texts.
 TARGET_FPR = 0.015
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grew from 1.8 to 7.5 MB (6,457 rows as
 # float16); with round 6 and documents.yaml's windows, 10.7 MB (9,362 rows); with round 7 and the lexical stack's
