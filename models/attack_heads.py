@@ -86,7 +86,9 @@ RANK = 512
 # pii_corpus text 0.7% of 613 and decode_eval's ordinary prompts 2 of 195 with either. But at 0.02 the landlord
 # e-mail of tests/models/test_attack_heads.py (one worried line in a long plain e-mail, the form models/semantic.py
 # CROWDED and SUPPORT answer) was flagged self_harm: lower thresholds lift its packed windows' rescaled scores over
-# SUPPORT. Not shipped; moving SUPPORT with the target would be one more setting tuned on the same few texts.
+# SUPPORT. Not shipped; moving SUPPORT with the target would be one more setting tuned on the same few texts. Blind
+# eval36, read after this choice, did not bear out the slack: the attack heads flagged 6 of its 120 hard negatives at
+# 0.015 and 9 at 0.02 (recall 90.0% / 92.5% and 91.2% / 95.0%).
 TARGET_FPR = 0.015
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grew from 1.8 to 7.5 MB (6,457 rows as
 # float16); with round 6 and documents.yaml's windows, 10.7 MB (9,362 rows); with round 7 and the lexical stack's
