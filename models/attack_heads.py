@@ -88,7 +88,7 @@ RANK = 512
 # CROWDED and SUPPORT answer) was flagged self_harm: lower thresholds lift its packed windows' rescaled scores over
 # SUPPORT. Not shipped; moving SUPPORT with the target would be one more setting tuned on the same few texts. Blind
 # eval36, read after this choice, did not bear out the slack: the attack heads flagged 6 of its 120 hard negatives at
-# 0.015 and 9 at 0.02 (recall 90.0% / 92.5% and 91.2% / 95.0%).
+# 0.015 and 8 at 0.02 (recall 90.0% / 92.5% and 91.2% / 95.0%).
 TARGET_FPR = 0.015
 # The nearest-exemplar memory (models/memory.py, its defaults): the file grew from 1.8 to 7.5 MB (6,457 rows as
 # float16); with round 6 and documents.yaml's windows, 10.7 MB (9,362 rows); with round 7 and the lexical stack's
