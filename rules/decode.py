@@ -254,18 +254,19 @@ _SPELLED_RUN = re.compile(
     re.IGNORECASE)
 # The one-pass test before the Python search: three NATO words in a row ("hotel", "golf" and "india" are everyday
 # words, three in a row are not), or four Morse codes.
-_NATO_RE2 = (r"(?:alfa|alpha|bravo|charlie|delta|echo|foxtrot|golf|hotel|india|juliett?|kilo|lima|mike|november|oscar"
-             r"|papa|quebec|romeo|sierra|tango|uniform|victor|whiske?y|x-?ray|yankee|zulu)")
 _SPELLED = re2.compile(
-    rf"(?i)\b{_NATO_RE2}\W{{1,4}}{_NATO_RE2}\W{{1,4}}{_NATO_RE2}\b"
+    rf"(?i)\b{_NATO_WORD}\W{{1,4}}{_NATO_WORD}\W{{1,4}}{_NATO_WORD}\b"
     r"|[.-]{1,6}[ /][.-]{1,6}[ /][.-]{1,6}[ /][.-]{1,6}", _re2_options())
 
 
 _RARE = re2.compile(f"(?:{_HINTED47.pattern})|(?:{_SPELLED.pattern})", _re2_options())
 
 
+_NATO_OR_BREAK = re.compile(rf"{_NATO_WORD}|[/|]", re.IGNORECASE)
+
+
 def _spell_nato(run: str) -> str:
-    words = re.findall(rf"{_NATO_WORD}|[/|]", run, re.IGNORECASE)
+    words = _NATO_OR_BREAK.findall(run)
     return "".join(" " if w in "/|" else _NATO[w.lower()] for w in words).strip()
 
 
