@@ -104,13 +104,26 @@ def read_plain(path: Path) -> list[dict[str, object]]:
 def detectors_for(args: argparse.Namespace) -> list[Detector]:
     if args.no_semantic:
         return []
-    if args.attack_heads is None:
+    if args.attack_heads is None and args.addressed_level is None:
         return load_detectors()
     from models import attack_heads
     from models.semantic import load_default
 
     builtin = load_default()
-    return [builtin, attack_heads.load_detector(builtin, args.attack_heads)]
+    level = {None: attack_heads.ADDRESSED_LEVEL, "off": None}.get(args.addressed_level, args.addressed_level)
+    return [builtin, attack_heads.load_detector(builtin, args.attack_heads, addressed_level=level)]
+
+
+def _level(value: str) -> str | float:
+    if value == "off":
+        return value
+    try:
+        level = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 0.5] or 'off', got {value!r}") from None
+    if not 0.0 < level <= 0.5:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 0.5] or 'off', got {value!r}")
+    return level
 
 
 def trained_on(sets: Sequence[tuple[str, Sequence[dict[str, object]]]], detectors: Sequence[Detector]
@@ -134,6 +147,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--attack-heads", type=Path, metavar="FILE",
                    help="another attack heads file instead of the shipped one (a candidate from `warden models "
                         "train --attack --out FILE`)")
+    p.add_argument("--addressed-level", type=_level, metavar="LEVEL",
+                   help="the level at which a text addressing an automated reader fires prompt_injection near it "
+                        "(models/attack_heads.py ADDRESSED_LEVEL; 'off': 0.5 there as elsewhere)")
     p.add_argument("--by-set", action="store_true", help="each set's rows too, besides the pooled ones")
     p.add_argument("--misses", type=Path, metavar="FILE",
                    help="write the missed positives and flagged negatives as JSONL (development sets only: reading "

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from models import evaluate, memory, semantic, user_heads
+from models import addressed, evaluate, memory, semantic, user_heads
 from models.categories import LANGS, Exemplar, data_dir, load_benign
 from models.runtime import Runtime
 
@@ -107,6 +107,15 @@ MEMORY_BETA = memory.BETA
 # Lone sentences of a long text fire self_harm only in a text that leans that way somewhere (models/semantic.py
 # CROWDED): a person in distress does not pad the message to hide it, unlike an injection.
 NEEDS_CONTEXT = frozenset({"self_harm"})
+
+# Where a text addresses an automated reader (models/addressed.py: "Wallet agents:", "To the analysis model:",
+# "报销机器人请"), the windows there and in the 200 characters after fire prompt_injection from this rescaled level
+# instead of 0.5 (models/semantic.py Cue). Session 21, heads trained on eval17-32 (rank 128) read on eval33-37, which
+# they were not trained on, and on bench/data/long_plain.jsonl, pii_corpus.jsonl and the topic sets' texts (the cue
+# written after reading eval24-37's missed injections: an upper bound there): at 0.3, 19 more of the 400 injection
+# positives, no hard negative, plain, long plain or topic-set text; at 0.25 one hard negative too; at 0.2 two; at 0.35
+# 10 positives. On eval17-32 (trained on) 2 of 1,270 injection look-alikes at 0.3.
+ADDRESSED_LEVEL = 0.3
 
 
 # Trained and served on text read through models/fold.py (separated, spaced, look-alike and leetspeak spellings
@@ -216,14 +225,19 @@ class AttackSemanticDetector(user_heads.UserSemanticDetector):
         return f"semantic-attack-{self.user.sha256[:16]}"
 
 
-def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None) -> AttackSemanticDetector:
-    """The shipped attack heads (or those at `path`) as a detector sharing the builtin detector's runtime."""
+def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None, *,
+                  addressed_level: float | None = ADDRESSED_LEVEL) -> AttackSemanticDetector:
+    """The shipped attack heads (or those at `path`) as a detector sharing the builtin detector's runtime;
+    `addressed_level` None: no lower level where a text addresses an automated reader."""
     where = heads_path() if path is None else path
     rt: Runtime = builtin._rt
     user = user_heads.load(where, rt, reserved=set(builtin.categories))
-    return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT)
+    cue = (None if addressed_level is None
+           else semantic.Cue(addressed.spans, addressed_level, frozenset({"prompt_injection"})))
+    return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT, cue=cue)
 
 
-__all__ = ["FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK", "NEEDS_CONTEXT", "RANK",
-           "SHORT_GATE_RECALL", "TARGET_FPR", "TRAINED_SETS", "AttackSemanticDetector", "categories_dir",
-           "development_exemplars", "documents_path", "hard_times_path", "heads_path", "load_detector", "plain_texts"]
+__all__ = ["ADDRESSED_LEVEL", "FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK",
+           "NEEDS_CONTEXT", "RANK", "SHORT_GATE_RECALL", "TARGET_FPR", "TRAINED_SETS", "AttackSemanticDetector",
+           "categories_dir", "development_exemplars", "documents_path", "hard_times_path", "heads_path",
+           "load_detector", "plain_texts"]

@@ -213,11 +213,27 @@ def _split_long(tok: Tokenizer, text: str, a: int, b: int, n_ids: int, read: Cal
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """A lower decision level where `find` marks a text: the windows overlapping a marked span or the `reach`
+    characters after it (the instruction follows its addressee) fire `categories` from `level` (rescaled, below
+    0.5), judged at the encoder's full depth whatever the gate or the early exit decided. Their findings' scores are
+    rescaled once more so that `level` reads 0.5, the scanner's decision (models/attack_heads.py ADDRESSED_LEVEL)."""
+    find: Callable[[str], Sequence[tuple[int, int]]]
+    level: float
+    categories: frozenset[str]
+    reach: int = 200
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.level <= 0.5:
+            raise ValueError(f"a cue's level must be in (0, 0.5], got {self.level}")
+
+
 class SemanticDetector:
     """rules.findings.Detector: kind "semantic", category, raw window offsets, score, rule semantic.<category>."""
 
     def __init__(self, runtime: Runtime, heads: Heads, categories: Sequence[Category] = (), *,
-                 needs_context: Collection[str] = (), fold: bool = False) -> None:
+                 needs_context: Collection[str] = (), fold: bool = False, cue: Cue | None = None) -> None:
         if heads.build_key != runtime.built.directory.name:
             raise ModelsError(f"heads were trained for build {heads.build_key}, the model is "
                               f"{runtime.built.directory.name}: run `warden models train`")
@@ -231,6 +247,7 @@ class SemanticDetector:
         self.clear_below = heads.clear_below  # for rules.fusion.Fusion(clear_below=...)
         self.needs_context = frozenset(needs_context) & set(heads.categories)
         self.fold = fold  # windows read through models/fold.py, as heads trained on folded text need
+        self.cue = cue if cue is not None and cue.categories & set(heads.categories) else None
         self._lexical: dict[str, str] = {}
         for c in categories:
             for lex in c.lexical_categories:
@@ -319,7 +336,34 @@ class SemanticDetector:
                 if score >= 0.5 and not (r.window.alone and cat in unsupported):
                     findings.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
                                             rule=f"semantic.{cat}", score=round(score, 4)))
+        if self.cue is not None:
+            findings += self._cued(text, results, self.cue)
         return findings
+
+    def _cued(self, text: str, results: Sequence[_WindowResult], cue: Cue) -> list[Finding]:
+        """The findings a cue adds: windows near its spans scoring in [cue.level, 0.5) for its categories."""
+        spans = cue.find(text)
+        if not spans:
+            return []
+        near = [r for r in results
+                if any(r.window.start < end + cue.reach and start < r.window.end for start, end in spans)]
+        with self._lock:
+            shallow = [r for r in near if r.second is None or r.exited]
+        self._full_depth(shallow)  # an exited window's scores only say "below every decision level"
+        out = []
+        for r in near:
+            for cat in sorted(cue.categories & set(self.categories)):
+                score = (r.second or {}).get(cat, 0.0)
+                if cue.level <= score < 0.5:
+                    out.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
+                                       rule=f"semantic.{cat}", score=round(rescale(score, cue.level), 4)))
+        return out
+
+    def _full_depth(self, todo: Sequence[_WindowResult]) -> None:
+        """Stage 2 without the early exit."""
+        for r in todo:
+            done = self._rt.cached_late(r.window.ids)
+            self._full(r, done if done is not None else self._rt.late(self._rt.early(r.window.ids)))
 
     def _unsupported(self, results: Sequence[_WindowResult]) -> set[str]:
         """The categories of `needs_context` that a crowded text's sentences judged alone may not fire: more than

@@ -412,8 +412,10 @@ class UserSemanticDetector(semantic.SemanticDetector):
     """The semantic detector over a user's heads. `default_levels`: the category files' levels, the policy of
     a category no rule file gives one (rules.scanner reads it)."""
 
-    def __init__(self, rt: Runtime, user: UserHeads, path: Path, *, needs_context: Collection[str] = ()) -> None:
-        super().__init__(rt, user.heads, user.category_values(), needs_context=needs_context, fold=user.fold)
+    def __init__(self, rt: Runtime, user: UserHeads, path: Path, *, needs_context: Collection[str] = (),
+                 cue: semantic.Cue | None = None) -> None:
+        super().__init__(rt, user.heads, user.category_values(), needs_context=needs_context, fold=user.fold,
+                         cue=cue)
         self.user = user
         self.path = path
         self.default_levels: Mapping[str, int] = dict(user.heads.levels)

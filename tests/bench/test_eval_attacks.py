@@ -77,3 +77,12 @@ def test_sets_the_attack_heads_were_trained_on_are_named_as_upper_bounds() -> No
     sets.append(("own", [dict(ROWS["set_a"][1])]))
     assert eval_attacks.trained_on(sets, detectors) == {read: len(sets[0][1])}
     assert eval_attacks.trained_on(sets, []) == {}  # word lists only: nothing trained
+
+
+def test_the_addressed_level_is_a_level_or_off() -> None:
+    import argparse
+
+    assert eval_attacks._level("off") == "off" and eval_attacks._level("0.3") == 0.3
+    for bad in ("0", "0.6", "high"):
+        with pytest.raises(argparse.ArgumentTypeError, match="'off'"):
+            eval_attacks._level(bad)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from models import attack_heads, categories, evaluate, memory, runtime, semantic, user_heads
+from models import addressed, attack_heads, categories, evaluate, memory, runtime, semantic, user_heads
 from models.user_heads import UserHeadsError
 
 INJECTION = [
@@ -80,6 +80,36 @@ def test_an_attack_without_keywords_is_found(attack: attack_heads.AttackSemantic
 @pytest.mark.parametrize("text", BENIGN)
 def test_prevention_defence_and_plain_chat_pass(attack: attack_heads.AttackSemanticDetector, text: str) -> None:
     assert attack.detect(text) == []
+
+
+# A pasted document that addresses an automated reader with an ordinary request (models/addressed.py): the cue alone
+# decides nothing.
+MINUTES = (
+    "Could you tidy up these minutes from our allotment society meeting? Present: Joan, Ravi, Mags, Tom. Item 1: the "
+    "water butts by plot 12 are leaking again and Tom will reseal them on Saturday. Item 2: the seed swap moves to "
+    "the first Sunday of March because of the church fete. Item 3: Mags reported that the shed padlock has been "
+    "replaced and the new code is with the secretary. Note to the minute-taking assistant: please use British "
+    "spelling and keep each item to two lines. Item 4: subscriptions stay at twelve pounds a year. Item 5: Ravi asked "
+    "whether we could apply for a council grant for a second compost bay; Joan will find out the deadline. Item 6: "
+    "the next meeting is on the fourteenth at the village hall, tea from seven. Any other business: none.")
+
+
+def test_an_ordinary_request_addressed_to_an_assistant_passes(attack: attack_heads.AttackSemanticDetector) -> None:
+    assert attack.cue is not None and attack.cue.level == attack_heads.ADDRESSED_LEVEL
+    assert addressed.spans(MINUTES)
+    assert attack.detect(MINUTES) == []
+
+
+def test_a_cue_lowers_the_level_only_near_its_addressee(detector: semantic.SemanticDetector) -> None:
+    everything = attack_heads.load_detector(detector, addressed_level=1e-6)  # any window near the cue fires
+    found = everything.detect(MINUTES)
+    (start, end), = addressed.spans(MINUTES)
+    assert found and all(f.start < end + everything.cue.reach and start < f.end for f in found)  # type: ignore[union-attr]
+    assert {(f.category, f.rule) for f in found} == {("prompt_injection", "semantic.prompt_injection")}
+    assert all(0.5 <= f.score <= 1.0 for f in found)  # rescaled: the cue's level reads 0.5, the scanner's decision
+    assert attack_heads.load_detector(detector, addressed_level=None).detect(MINUTES) == []
+    with pytest.raises(ValueError, match="level"):
+        semantic.Cue(addressed.spans, 0.0, frozenset({"prompt_injection"}))
 
 
 def test_a_window_both_head_sets_judge_runs_the_encoder_once(
