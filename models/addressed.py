@@ -25,9 +25,9 @@ import re2
 # An English addressee, singular or plural, and the plural alone (a plural addressee followed by a colon is the
 # carrier's heading: "Code generators:", "Support bots answering from this manual:").
 _EN = (r"(?:ai|a\.i\.|llm|language model|model|assistant|agent|bot|chatbot|copilot|co-pilot|summari[sz]er|crawler"
-       r"|scraper|parser|reviewer|screener|grader|generator|analy[sz]er|automation|pipeline)s?")
+       r"|scraper|parser|reviewer|screener|grader|generator|analy[sz]er|classifier|automation|pipeline)s?")
 _EN_PLURAL = (r"(?:ais|llms|language models|models|assistants|agents|bots|chatbots|copilots|summari[sz]ers|crawlers"
-              r"|scrapers|parsers|reviewers|screeners|graders|generators|analy[sz]ers|automations|pipelines)")
+              r"|scrapers|parsers|reviewers|screeners|graders|generators|analy[sz]ers|classifiers|automations|pipelines)")
 _ZH = r"(?:助手|机器人|智能体|AI|大模型|模型|助理|Copilot|GPT)"  # not 客服: in Chinese it is mostly the human staff
 _READING = r"(?:reading|processing|parsing|summari[sz]ing|solving|reviewing|grading|scoring|answering|handling)"
 
@@ -48,10 +48,12 @@ _FORMS = (
     r"\bif\s+(?:you\s+are|you're)\s+(?:an?\s+)?(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\b",
     r"\bif\s+(?:an?|any|the)\s+(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\s+(?:is\s+|are\s+)?"
     + _READING + r"\b",
+    # "release-bot, when you generate the notes"
+    r"\b[\w-]*(?:bot|agent|assistant|copilot)s?,\s+(?:when|if|before|after|while|as you|please)\b",
     # "@release-bot", "@triage-agent"
     r"@[\w-]*(?:bot|agent|ai|assistant|copilot|gpt)\b",
-    # "给批改作文的AI老师：", "（给阅卷的AI老师）：", "车机助手你好，", "导航助手："
-    r"[\p{Han}A-Za-z]{0,8}" + _ZH + r"(?:老师|同学|们)?[)）\]】]?\s*(?:(?:你好|您好)\s*[，,]|[：:])",
+    # "给批改作文的AI老师：", "（给阅卷的AI老师）：", "舆情分析AI注意：", "车机助手你好，", "导航助手："
+    r"[\p{Han}A-Za-z]{0,8}" + _ZH + r"(?:老师|同学|们)?(?:注意|须知)?[)）\]】]?\s*(?:(?:你好|您好)\s*[，,]|[：:])",
     # "报销机器人请将", "会议助手在生成待办时，请"
     _ZH + r"们?(?:在[^。！？\n，,]{1,15}时\s*[，,]?\s*)?请",
     # "如果你是AI"
