@@ -170,6 +170,17 @@ SHORT_GATE_RECALL = 0.98
 # against 2), so hard_times.yaml joined the plain texts (plain_texts()): eval31 + eval32 held out, 93.8% / 95.6%,
 # 1.7% / 1.7%, 0.8%, long plain 4.5% (4 by these heads, 5 by the topic heads). Shipped so (eval17-32), blind eval33
 # read 93.8% / 91.2%, 10.0% / 0.0%, plain 0.5%; round 11's heads 83.8% / 86.2%, 10.0% / 0.0%, 0.5%.
+# Session 21, measured and not shipped: eval35-37 added (`warden models train --attack`, the read sets all trained on,
+# so only corpora no head saw could judge it: bench/data/long_plain.jsonl, decode_eval.jsonl's ordinary prompts and
+# every tenth pii_corpus.jsonl text, 1,074 in all, through `python -m bench.eval_attacks --plain`). Alone it flagged
+# 2.0% of them against 1.5% for the shipped heads: Chinese complaint letters and a lease (their form headers with names,
+# phones and masked ID numbers, the look of eval35-37's buried injections) and a CS homework question quoting ASCII
+# codes. With models/data/forms.yaml (140 pasted forms and letters with personal data, written for it) among the plain
+# negatives, 0.9% (long plain 4.5% against 5.0%, decode_eval 0 of 261 against 2, pii 1 of 613 against 4), but the
+# landlord e-mail of tests/models/test_attack_heads.py was flagged self_harm (its packed window 0.33 -> 0.42, over
+# SUPPORT), the invoice test's injection fell to 0.503 (the invoices of forms.yaml teach the opposite of the cue), and
+# the cascade cost 10.42 ms per prompt against 9.53 (the attack gate sends 21.0% of eval16's mix on against 19.5%). Kept
+# for the next retraining: forms.yaml, and blind eval38's first reading with that candidate as a comparison row.
 TRAINED_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                 "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                 "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl", "semantic_eval28.jsonl",
