@@ -92,7 +92,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # (0b34f0a) was written blind in session 20 the same way and read once at the end of session 20 (its .md has the
 # reading): a development set since, not yet trained on. eval37 (e436ba0) was written blind in session 20 the same way
 # and read once at the start of session 21 (its .md has the reading): a development set since, not yet trained on.
-# eval38 (357f099) was written blind in session 21 the same way and is unread.
+# eval38 (357f099) was written blind in session 21 the same way and read once later in session 21 (its .md has the
+# reading): a development set since, not yet trained on.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
