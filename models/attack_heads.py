@@ -110,11 +110,14 @@ NEEDS_CONTEXT = frozenset({"self_harm"})
 
 # Where a text addresses an automated reader (models/addressed.py: "Wallet agents:", "To the analysis model:",
 # "报销机器人请"), the windows there and in the 200 characters after fire prompt_injection from this rescaled level
-# instead of 0.5 (models/semantic.py Cue). Session 21, heads trained on eval17-32 (rank 128) read on eval33-37, which
-# they were not trained on, and on bench/data/long_plain.jsonl, pii_corpus.jsonl and the topic sets' texts (the cue
-# written after reading eval24-37's missed injections: an upper bound there): at 0.3, 19 more of the 400 injection
+# instead of 0.5 (models/semantic.py Cue). Session 21, heads trained on eval17-32 (rank 128) and eval33-37, which they
+# were not trained on (the marks were written after reading eval24-37's missed injections: an upper bound there). The
+# level was chosen on the attack heads' scores near a mark of a first draft of the pattern, over eval33-37,
+# bench/data/long_plain.jsonl, pii_corpus.jsonl and the topic sets' texts: at 0.3, 19 more of the 400 injection
 # positives, no hard negative, plain, long plain or topic-set text; at 0.25 one hard negative too; at 0.2 two; at 0.35
-# 10 positives. On eval17-32 (trained on) 2 of 1,270 injection look-alikes at 0.3.
+# 10 positives; on eval17-32 (trained on) 2 of 1,270 injection look-alikes at 0.3. Through the product at 0.3
+# (`python -m bench.eval_attacks --addressed-level`): injection 87.5% -> 91.0% on eval33-37, the same 43 negatives
+# flagged of 1,800 with long plain.
 ADDRESSED_LEVEL = 0.3
 
 

@@ -13,6 +13,8 @@ Stage 2 exits early when the head on the pooled states after export.EXIT_LAYER l
 clearly benign (the bound is chosen on the training exemplars by cross-validation, train.py): the other
 layers then never run. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
 `score >= 0.5` means "the model says this window has the intent", whatever the language's raw threshold.
+Near the spans a `Cue` marks (the attack heads: a text addressing an automated reader, models/addressed.py), its
+categories fire from a lower level, judged at full depth, and the score is rescaled again so that level reads 0.5.
 
 `context_scores(text, start, end)` is the hook of rules.fusion: the stage-2 scores of the windows covering a
 span (computed on demand even when stage 1 decided the window), so a keyword hit can be cleared in a
@@ -337,11 +339,13 @@ class SemanticDetector:
                     findings.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
                                             rule=f"semantic.{cat}", score=round(score, 4)))
         if self.cue is not None:
-            findings += self._cued(text, results, self.cue)
+            findings += self._cued(text, results, self.cue, unsupported)
         return findings
 
-    def _cued(self, text: str, results: Sequence[_WindowResult], cue: Cue) -> list[Finding]:
-        """The findings a cue adds: windows near its spans scoring in [cue.level, 0.5) for its categories."""
+    def _cued(self, text: str, results: Sequence[_WindowResult], cue: Cue, unsupported: Collection[str]
+              ) -> list[Finding]:
+        """The findings a cue adds: windows near its spans scoring in [cue.level, 0.5) for its categories (a lone
+        sentence of a crowded text not for the categories it may not fire, as in `detect`)."""
         spans = cue.find(text)
         if not spans:
             return []
@@ -354,7 +358,7 @@ class SemanticDetector:
         for r in near:
             for cat in sorted(cue.categories & set(self.categories)):
                 score = (r.second or {}).get(cat, 0.0)
-                if cue.level <= score < 0.5:
+                if cue.level <= score < 0.5 and not (r.window.alone and cat in unsupported):
                     out.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
                                        rule=f"semantic.{cat}", score=round(rescale(score, cue.level), 4)))
         return out
