@@ -1,6 +1,6 @@
 """Decoding normalisation for the attack side: base64, hex, URL-encoded and 8-bit binary runs, decimal character
-codes, HTML numeric character references, ROT13, ROT47 and reversed Latin text, letters spelled in the NATO alphabet or
-Morse code, decoded (bounded) and scanned.
+codes, HTML numeric character references, Unicode tag characters, ROT13, ROT47 and reversed Latin text, letters
+spelled in the NATO alphabet or Morse code, decoded (bounded) and scanned.
 
 "aWdub3JlIGFsbCBwcmV2aW91cyBpbnN0cnVjdGlvbnM=" is "ignore all previous instructions" to any model that reads
 base64, and to no word list. `DecodingDetector` finds runs that could be an encoding, decodes them within
@@ -70,8 +70,8 @@ DECODED_KIND = "decoded"
 @dataclass(frozen=True, slots=True)
 class DecodeConfig:
     """Rule files: `normalize: {decode: {base64: true, hex: true, url: true, binary: true, decimal: true, html: true,
-    rot13: true, rot47: true, reverse: true, spelled: true, min_run: 16, max_bytes: 8192, max_runs: 16}}` (or
-    `decode: false`)."""
+    tags: true, rot13: true, rot47: true, reverse: true, spelled: true, min_run: 16, max_bytes: 8192, max_runs: 16}}`
+    (or `decode: false`)."""
 
     base64: bool = True
     hex: bool = True
@@ -79,6 +79,7 @@ class DecodeConfig:
     binary: bool = True  # 8-bit groups of 0 and 1
     decimal: bool = True  # decimal character codes ("73 103 110 ...", "24573, 30053, ...")
     html: bool = True  # HTML numeric character references ("&#24573;&#30053;...", "&#x69;&#x67;...")
+    tags: bool = True  # Unicode tag characters (U+E0020-E007E): ASCII that no screen shows
     rot13: bool = True
     rot47: bool = True  # every printable ASCII character rotated by 47
     spelled: bool = True  # letters spelled in the NATO alphabet or Morse code
@@ -91,16 +92,25 @@ class DecodeConfig:
     @property
     def enabled(self) -> bool:
         return (self.base64 or self.hex or self.url or self.binary or self.decimal or self.html or self.rot13
-                or self.rot47 or self.reverse or self.spelled)
+                or self.rot47 or self.reverse or self.spelled or self.tags)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
-                f"dec={int(self.decimal)},html={int(self.html)},"
+                f"dec={int(self.decimal)},html={int(self.html)},tags={int(self.tags)},"
                 f"rot13={int(self.rot13)},rot47={int(self.rot47)},rev={int(self.reverse)},spelled={int(self.spelled)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
 MAX_DEPTH = 2  # the text itself is depth 1; one nested decoding more
+
+# Unicode tag characters (U+E0020-E007E) mirror printable ASCII and render as nothing: "ASCII smuggling" hides a whole
+# instruction after an ordinary sentence (one of blind eval33's missed injections; the base view drops them as
+# invisible, so the word lists never saw it, and the encoder reads unknown pieces). Emoji subdivision flags use them
+# for their region code (England's flag: "gbeng", five), so a run of TAG_RUN or more is decoded.
+TAG_RUN = 8
+_TAG_RUN = re.compile(f"[\U000E0020-\U000E007E]{{{TAG_RUN},}}")
+_TAG_LEAD = b"\xf3\xa0"  # the first two UTF-8 bytes of every tag character
+_UNTAG = {cp: cp - 0xE0000 for cp in range(0xE0020, 0xE007F)}
 
 # Runs of the base64 alphabets (standard and URL-safe; a contiguous hex run is one of these too), spaced or
 # colon-separated hex pairs (hexdumps, `69 67 6e 6f`), and `\x69\x67` escapes. RE2 over the UTF-8 bytes:
@@ -342,7 +352,7 @@ class DecodedRun:
 
     start: int
     end: int
-    encoding: str  # base64 | hex | url | binary | decimal | html | rot13 | rot47 | reversed | nato | morse
+    encoding: str  # base64 | hex | url | binary | decimal | html | tags | rot13 | rot47 | reversed | nato | morse
     text: str
     truncated: bool
 
@@ -515,11 +525,27 @@ class Decoder:
             out += self._entity_runs(text, data, budget)
         if (cfg.rot13 or cfg.reverse) and found_in(_HINTED, data):
             out += self._cipher_runs(text, budget)
+        if cfg.tags and _TAG_LEAD in data:
+            out += self._tag_runs(text, budget)
         if (cfg.rot47 or cfg.spelled) and found_in(_RARE, data):  # one pass for both: either is rare
             if cfg.rot47 and found_in(_HINTED47, data):
                 out += self._rot47_runs(text, budget)
             if cfg.spelled and found_in(_SPELLED, data):
                 out += self._spelled_runs(text, budget)
+        return out
+
+    def _tag_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Runs of Unicode tag characters, as the ASCII they mirror."""
+        out: list[DecodedRun] = []
+        for m in _TAG_RUN.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            budget[1] -= 1
+            run = m.group()[:budget[0]]
+            budget[0] -= len(run)
+            plain = run.translate(_UNTAG)
+            if any(c.isalpha() for c in plain):
+                out.append(DecodedRun(m.start(), m.end(), "tags", plain, len(run) < len(m.group())))
         return out
 
     def _rot47_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
