@@ -505,6 +505,14 @@ def _in_context(text: str, start: int, end: int, decoded: str, truncated: bool) 
     return (before.group() if before else "") + decoded + (after.group() if after else "")
 
 
+def _spend(budget: list[int], run: str) -> str:
+    """The prefix of `run` that `budget` ([bytes left, runs left]) still allows, charged to it as one run."""
+    budget[1] -= 1
+    part = run[:budget[0]]
+    budget[0] -= len(part)
+    return part
+
+
 class Decoder:
     """Finds and decodes runs within `DecodeConfig`'s bounds. Immutable; shared by threads."""
 
@@ -540,9 +548,7 @@ class Decoder:
         for m in _TAG_RUN.finditer(text):
             if budget[0] <= 0 or budget[1] <= 0:
                 break
-            budget[1] -= 1
-            run = m.group()[:budget[0]]
-            budget[0] -= len(run)
+            run = _spend(budget, m.group())
             plain = run.translate(_UNTAG)
             if any(c.isalpha() for c in plain):
                 out.append(DecodedRun(m.start(), m.end(), "tags", plain, len(run) < len(m.group())))
@@ -573,9 +579,7 @@ class Decoder:
         for m in _SPELLED_RUN.finditer(text):
             if budget[0] <= 0 or budget[1] <= 0:
                 break
-            budget[1] -= 1
-            run = m.group()[:budget[0]]
-            budget[0] -= len(run)
+            run = _spend(budget, m.group())
             nato = m.group("nato") is not None
             letters = _spell_nato(run) if nato else _spell_morse(run)
             if sum(c.isalpha() for c in letters) >= 4:
