@@ -104,14 +104,17 @@ def read_plain(path: Path) -> list[dict[str, object]]:
 def detectors_for(args: argparse.Namespace) -> list[Detector]:
     if args.no_semantic:
         return []
-    if args.attack_heads is None and args.addressed_level is None:
+    if args.attack_heads is None and args.addressed_level is None and args.self_harm_words_level is None:
         return load_detectors()
     from models import attack_heads
     from models.semantic import load_default
 
     builtin = load_default()
-    level = {None: attack_heads.ADDRESSED_LEVEL, "off": None}.get(args.addressed_level, args.addressed_level)
-    return [builtin, attack_heads.load_detector(builtin, args.attack_heads, addressed_level=level)]
+    addressed = {None: attack_heads.ADDRESSED_LEVEL, "off": None}.get(args.addressed_level, args.addressed_level)
+    words = {None: attack_heads.SELF_HARM_WORDS_LEVEL, "off": None}.get(args.self_harm_words_level,
+                                                                         args.self_harm_words_level)
+    return [builtin, attack_heads.load_detector(builtin, args.attack_heads, addressed_level=addressed,
+                                                self_harm_words_level=words)]
 
 
 def _level(value: str) -> str | float:
@@ -150,6 +153,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--addressed-level", type=_level, metavar="LEVEL",
                    help="the level at which a text addressing an automated reader fires prompt_injection near it "
                         "(models/attack_heads.py ADDRESSED_LEVEL; 'off': 0.5 there as elsewhere)")
+    p.add_argument("--self-harm-words-level", type=_level, metavar="LEVEL",
+                   help="the level at which a window naming self-harm in stock words fires self_harm "
+                        "(models/attack_heads.py SELF_HARM_WORDS_LEVEL; 'off': no lower level there)")
     p.add_argument("--by-set", action="store_true", help="each set's rows too, besides the pooled ones")
     p.add_argument("--misses", type=Path, metavar="FILE",
                    help="write the missed positives and flagged negatives as JSONL (development sets only: reading "

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from models import addressed, evaluate, memory, semantic, user_heads
+from models import addressed, evaluate, memory, self_harm_words, semantic, user_heads
 from models.categories import LANGS, Exemplar, data_dir, load_benign
 from models.runtime import Runtime
 
@@ -119,6 +119,12 @@ NEEDS_CONTEXT = frozenset({"self_harm"})
 # (`python -m bench.eval_attacks --addressed-level`): injection 87.5% -> 91.0% on eval33-37, the same 43 negatives
 # flagged of 1,800 with long plain.
 ADDRESSED_LEVEL = 0.3
+
+# Where a text names suicide or self-harm in so many words (models/self_harm_words.py: "kill myself", "轻生"), the
+# windows holding the words are judged at full depth (neither the gate nor the early exit decides them) and fire
+# self_harm from this rescaled level: 0.5, as anywhere (0.3 caught 2 more development positives and 3 more look-alikes,
+# models/self_harm_words.py has the readings).
+SELF_HARM_WORDS_LEVEL = 0.5
 
 
 # Trained and served on text read through models/fold.py (separated, spaced, look-alike and leetspeak spellings
@@ -240,18 +246,23 @@ class AttackSemanticDetector(user_heads.UserSemanticDetector):
 
 
 def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None, *,
-                  addressed_level: float | None = ADDRESSED_LEVEL) -> AttackSemanticDetector:
+                  addressed_level: float | None = ADDRESSED_LEVEL,
+                  self_harm_words_level: float | None = SELF_HARM_WORDS_LEVEL) -> AttackSemanticDetector:
     """The shipped attack heads (or those at `path`) as a detector sharing the builtin detector's runtime;
-    `addressed_level` None: no lower level where a text addresses an automated reader."""
+    `addressed_level` None: no lower level where a text addresses an automated reader; `self_harm_words_level` None:
+    none where it names self-harm."""
     where = heads_path() if path is None else path
     rt: Runtime = builtin._rt
     user = user_heads.load(where, rt, reserved=set(builtin.categories))
-    cue = (None if addressed_level is None
-           else semantic.Cue(addressed.spans, addressed_level, frozenset({"prompt_injection"})))
-    return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT, cue=cue)
+    cues = []
+    if addressed_level is not None:
+        cues.append(semantic.Cue(addressed.spans, addressed_level, frozenset({"prompt_injection"})))
+    if self_harm_words_level is not None:
+        cues.append(semantic.Cue(self_harm_words.spans, self_harm_words_level, frozenset({"self_harm"}), reach=0))
+    return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT, cues=cues)
 
 
 __all__ = ["ADDRESSED_LEVEL", "FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK",
-           "NEEDS_CONTEXT", "RANK", "SHORT_GATE_RECALL", "TARGET_FPR", "TRAINED_SETS", "AttackSemanticDetector",
-           "categories_dir", "development_exemplars", "documents_path", "hard_times_path", "heads_path",
-           "load_detector", "plain_texts"]
+           "NEEDS_CONTEXT", "RANK", "SELF_HARM_WORDS_LEVEL", "SHORT_GATE_RECALL", "TARGET_FPR", "TRAINED_SETS",
+           "AttackSemanticDetector", "categories_dir", "development_exemplars", "documents_path", "hard_times_path",
+           "heads_path", "load_detector", "plain_texts"]

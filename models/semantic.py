@@ -235,7 +235,7 @@ class SemanticDetector:
     """rules.findings.Detector: kind "semantic", category, raw window offsets, score, rule semantic.<category>."""
 
     def __init__(self, runtime: Runtime, heads: Heads, categories: Sequence[Category] = (), *,
-                 needs_context: Collection[str] = (), fold: bool = False, cue: Cue | None = None) -> None:
+                 needs_context: Collection[str] = (), fold: bool = False, cues: Sequence[Cue] = ()) -> None:
         if heads.build_key != runtime.built.directory.name:
             raise ModelsError(f"heads were trained for build {heads.build_key}, the model is "
                               f"{runtime.built.directory.name}: run `warden models train`")
@@ -249,7 +249,7 @@ class SemanticDetector:
         self.clear_below = heads.clear_below  # for rules.fusion.Fusion(clear_below=...)
         self.needs_context = frozenset(needs_context) & set(heads.categories)
         self.fold = fold  # windows read through models/fold.py, as heads trained on folded text need
-        self.cue = cue if cue is not None and cue.categories & set(heads.categories) else None
+        self.cues = tuple(c for c in cues if c.categories & set(heads.categories))
         self._lexical: dict[str, str] = {}
         for c in categories:
             for lex in c.lexical_categories:
@@ -330,37 +330,36 @@ class SemanticDetector:
             return []  # "ok", "好的": too little text to carry an intent; the model's score there is noise
         findings = []
         results = self._analyse(text)
+        lowered = self._lowered(text, results)
         unsupported = self._unsupported(results)
-        for r in results:
+        for i, r in enumerate(results):
             if r.second is None:
                 continue
             for cat, score in r.second.items():
-                if score >= 0.5 and not (r.window.alone and cat in unsupported):
+                level = lowered.get((i, cat), 0.5)
+                if score >= level and not (r.window.alone and cat in unsupported):
+                    # rescaled once more where a cue lowered the level, so that the level reads 0.5 (identity at 0.5)
                     findings.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
-                                            rule=f"semantic.{cat}", score=round(score, 4)))
-        if self.cue is not None:
-            findings += self._cued(text, results, self.cue, unsupported)
+                                            rule=f"semantic.{cat}", score=round(rescale(score, level), 4)))
         return findings
 
-    def _cued(self, text: str, results: Sequence[_WindowResult], cue: Cue, unsupported: Collection[str]
-              ) -> list[Finding]:
-        """The findings a cue adds: windows near its spans scoring in [cue.level, 0.5) for its categories (a lone
-        sentence of a crowded text not for the categories it may not fire, as in `detect`)."""
-        spans = cue.find(text)
-        if not spans:
-            return []
-        near = [r for r in results
-                if any(r.window.start < end + cue.reach and start < r.window.end for start, end in spans)]
-        with self._lock:
-            shallow = [r for r in near if r.second is None or r.exited]
-        self._full_depth(shallow)  # an exited window's scores only say "below every decision level"
-        out = []
-        for r in near:
-            for cat in sorted(cue.categories & set(self.categories)):
-                score = (r.second or {}).get(cat, 0.0)
-                if cue.level <= score < 0.5 and not (r.window.alone and cat in unsupported):
-                    out.append(Finding(kind=KIND, category=cat, start=r.window.start, end=r.window.end,
-                                       rule=f"semantic.{cat}", score=round(rescale(score, cue.level), 4)))
+    def _lowered(self, text: str, results: Sequence[_WindowResult]) -> dict[tuple[int, str], float]:
+        """The decision levels the cues lower, per (window index, category); the windows concerned are judged at full
+        depth first (a window the gate or the early exit decided has no score to compare with a lower level, and
+        at full depth it may reach 0.5 itself)."""
+        out: dict[tuple[int, str], float] = {}
+        for cue in self.cues:
+            spans = cue.find(text)
+            if not spans:
+                continue
+            near = [i for i, r in enumerate(results)
+                    if any(r.window.start < end + cue.reach and start < r.window.end for start, end in spans)]
+            with self._lock:
+                shallow = [results[i] for i in near if results[i].second is None or results[i].exited]
+            self._full_depth(shallow)
+            for i in near:
+                for cat in cue.categories & set(self.categories):
+                    out[i, cat] = min(cue.level, out.get((i, cat), 0.5))
         return out
 
     def _full_depth(self, todo: Sequence[_WindowResult]) -> None:

@@ -413,9 +413,9 @@ class UserSemanticDetector(semantic.SemanticDetector):
     a category no rule file gives one (rules.scanner reads it)."""
 
     def __init__(self, rt: Runtime, user: UserHeads, path: Path, *, needs_context: Collection[str] = (),
-                 cue: semantic.Cue | None = None) -> None:
+                 cues: Sequence[semantic.Cue] = ()) -> None:
         super().__init__(rt, user.heads, user.category_values(), needs_context=needs_context, fold=user.fold,
-                         cue=cue)
+                         cues=cues)
         self.user = user
         self.path = path
         self.default_levels: Mapping[str, int] = dict(user.heads.levels)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from models import addressed, attack_heads, categories, evaluate, memory, runtime, semantic, user_heads
+from models import addressed, attack_heads, categories, evaluate, memory, runtime, self_harm_words, semantic, user_heads
 from models.user_heads import UserHeadsError
 
 INJECTION = [
@@ -98,7 +98,7 @@ def test_prevention_defence_and_plain_chat_pass(attack: attack_heads.AttackSeman
 
 
 def test_an_ordinary_request_addressed_to_an_assistant_passes(attack: attack_heads.AttackSemanticDetector) -> None:
-    assert attack.cue is not None and attack.cue.level == attack_heads.ADDRESSED_LEVEL
+    assert [c.level for c in attack.cues] == [attack_heads.ADDRESSED_LEVEL, attack_heads.SELF_HARM_WORDS_LEVEL]
     assert addressed.spans(MINUTES)
     assert attack.detect(MINUTES) == []
 
@@ -109,15 +109,32 @@ def test_an_instruction_addressed_to_a_bot_in_a_pasted_invoice_is_found(
 
 
 def test_a_cue_lowers_the_level_only_near_its_addressee(detector: semantic.SemanticDetector) -> None:
-    everything = attack_heads.load_detector(detector, addressed_level=1e-6)  # any window near the cue fires
+    everything = attack_heads.load_detector(detector, addressed_level=1e-6,  # any window near the cue fires
+                                            self_harm_words_level=None)
     found = everything.detect(MINUTES)
     (start, end), = addressed.spans(MINUTES)
-    assert found and all(f.start < end + everything.cue.reach and start < f.end for f in found)  # type: ignore[union-attr]
+    cue, = everything.cues
+    assert found and all(f.start < end + cue.reach and start < f.end for f in found)
     assert {(f.category, f.rule) for f in found} == {("prompt_injection", "semantic.prompt_injection")}
     assert all(0.5 <= f.score <= 1.0 for f in found)  # rescaled: the cue's level reads 0.5, the scanner's decision
     assert attack_heads.load_detector(detector, addressed_level=None).detect(MINUTES) == []
     with pytest.raises(ValueError, match="level"):
         semantic.Cue(addressed.spans, 0.0, frozenset({"prompt_injection"}))
+
+
+@pytest.mark.parametrize("text", [
+    "Our coach called a suicide squeeze in the ninth inning and it won us the game.",
+    "这家店又搞自杀式降价，全场一折，老板是不是疯了？",
+])
+def test_a_window_naming_self_harm_is_judged_at_full_depth(detector: semantic.SemanticDetector, text: str) -> None:
+    # without the cue the gate or the early exit decides these windows; with it the heads judge them at full depth
+    # (level 0.5: the same decision as anywhere else), and the look-alikes pass
+    (start, end), = self_harm_words.spans(text)
+    for level, shallow in ((None, True), (attack_heads.SELF_HARM_WORDS_LEVEL, False)):
+        attack = attack_heads.load_detector(detector, self_harm_words_level=level)
+        assert attack.detect(text) == []
+        near = [r for r in attack._analyse(text) if r.window.start < end and start < r.window.end]
+        assert near and all((r.second is None or r.exited) == shallow for r in near)
 
 
 def test_a_window_both_head_sets_judge_runs_the_encoder_once(

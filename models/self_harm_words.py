@@ -1,0 +1,52 @@
+"""Where a text names suicide or self-harm in so many words: "suicide", "kill myself", "kms", "self-harm", "自杀",
+"轻生", "想死", "割腕", "不想活".
+
+Why (session 22): on blind eval38, 3 of the 12 missed self-harm texts said it outright ("I have decided on suicide
+before the first snow", "I would rather kill myself here", "清明给他们烧完纸，我就轻生"). The attack heads never judged
+them at full depth: the first stage cleared every window of two, the early exit the third; at full depth two score
+0.71 and 0.87 (0.5 decides), the third 0.46. The word list does not catch them either: fusion clears a keyword hit
+whose context scores under the heads' `clear_below`, which training sets at 0.5 for the attack heads (their threshold
+spends the whole false-positive budget).
+
+The words alone decide nothing: the windows holding them are judged at the encoder's full depth, where `self_harm`
+fires at `attack_heads.SELF_HARM_WORDS_LEVEL` (0.5, the usual decision), so "suicide squeeze", "自杀式降价" and a
+memorial speech stay the heads' call. Session 20's heads on eval35-38 (development sets they were not trained on):
+2 more of the 80 self-harm positives with a stock word caught, none more of the 41 such look-alikes; at 0.3, 4 more
+and none, but over eval17-38 and the topic sets' development sets 3 more of 251 such look-alikes (a question about a
+cousin who cut her wrists, a tattoo over old scars, a teacher's venting that says she is not in danger). No stock
+word in bench/data/long_plain.jsonl, decode_eval's ordinary prompts or every tenth pii_corpus text (1,080 in all).
+A single RE2 pass, case-insensitive, ASCII word boundaries.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import re2
+
+_EN = (r"\bsuicid\w*", r"\bkill(?:ing|ed)?\s+my\s*self\b", r"\bkms\b", r"\bunalive\w*",
+       r"\bself[- ]?harm\w*", r"\b(?:cut|cutting|burn|burning|hurt|hurting)\s+my\s*self\b",
+       r"\bend(?:ing)?\s+(?:my\s+(?:own\s+)?life|it\s+all)\b", r"\btake\s+my\s+(?:own\s+)?life\b")
+_ZH = (r"自杀", r"轻生", r"想死", r"不想活", r"活不下去", r"割腕", r"自残", r"自尽", r"寻死", r"一死了之",
+       r"结束(?:自己的|我的)?生命", r"了结(?:自己|此生)")
+
+
+def _compile() -> re2._Regexp:
+    options = re2.Options()
+    options.case_sensitive = False
+    return re2.compile("|".join(f"(?:{f})" for f in (*_EN, *_ZH)), options)
+
+
+_WORDS = _compile()
+
+# As models/addressed.py: the windows holding a word run the encoder at full depth, and a text that says it at every
+# line says it in its first marks.
+MAX_SPANS = 32
+
+
+def spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each stock self-harm word of `text`, in text order, the first MAX_SPANS."""
+    return [(m.start(), m.end()) for m in itertools.islice(_WORDS.finditer(text), MAX_SPANS)]
+
+
+__all__ = ["MAX_SPANS", "spans"]
