@@ -190,6 +190,12 @@ SHORT_GATE_RECALL = 0.98
 # SUPPORT), the invoice test's injection fell to 0.503 (the invoices of forms.yaml teach the opposite of the cue), and
 # the cascade cost 10.42 ms per prompt against 9.53 (the attack gate sends 21.0% of eval16's mix on against 19.5%). Kept
 # for the next retraining: forms.yaml, and blind eval38's first reading with that candidate as a comparison row.
+# Session 22, measured and not shipped: eval35-38 added and forms.yaml among the plain negatives. Unseen plain texts
+# (long plain, decode_eval's 333 ordinary prompts, every tenth pii_corpus text: 1,146) 0.9% against 1.2% for the
+# shipped heads, but blind eval39, read once with both: injection 81.2% against 83.8%, self-harm 95.0% against 97.5%,
+# injection look-alikes 8.3% against 6.7%; the landlord e-mail's packed window 0.72 (0.43 for the shipped heads on an
+# AVX-512 VNNI host); the cascade 5.29 ms per prompt against 4.57 (the attack gate sends 22.5% of eval16's mix on
+# against 19.5%). On eval38 the session 21 candidate had read 85.0% / 88.8% against 86.2% / 83.8%.
 TRAINED_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                 "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                 "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl", "semantic_eval28.jsonl",
