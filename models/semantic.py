@@ -106,8 +106,15 @@ MIN_JUDGED_CHARS = 4
 # where the whole question scores 0.29, but requiring SUPPORT 0.1-0.4 there cut self-harm hard negatives 3.2% ->
 # 2.7-2.1% and cost 1.6-3.6 points of self-harm recall (14-31 of 860): short distress is carried by a sentence as
 # often. Not kept.
+# Session 22, session 20's attack heads on an AMD host (AVX-512 VNNI, no AMX): over the 783 crowded texts of eval17-39
+# and long_plain, SUPPORT 0.3 through 0.6, or none at all (1.01), caught the same 16 of 17 self-harm positives and
+# flagged the same 7 of 766 negatives: every one of them is decided by a packed window at or over 0.5, and no text has
+# a packed window in [0.3, 0.5) under a lone sentence over 0.5. The landlord e-mail of tests/models/test_attack_heads.py
+# does (0.43 there under 0.81), and was flagged at 0.4; it had passed on the hosts where 0.4 was chosen (0.33):
+# rounding noise of the int8 encoder differs by host (bench/encoder_conformance.py). 0.5: in a crowded text, self-harm
+# fires where a packed window decides it.
 CROWDED = 8
-SUPPORT = 0.4
+SUPPORT = 0.5
 
 
 def split_windows(tok: Tokenizer, text: str, *, sentences: bool = True, fold: bool = False) -> list[Window]:
