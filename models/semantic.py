@@ -13,8 +13,9 @@ Stage 2 exits early when the head on the pooled states after export.EXIT_LAYER l
 clearly benign (the bound is chosen on the training exemplars by cross-validation, train.py): the other
 layers then never run. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
 `score >= 0.5` means "the model says this window has the intent", whatever the language's raw threshold.
-Near the spans a `Cue` marks (the attack heads: a text addressing an automated reader, models/addressed.py), its
-categories fire from a lower level, judged at full depth, and the score is rescaled again so that level reads 0.5.
+Near the spans a `Cue` marks (the attack heads: a text addressing an automated reader, models/addressed.py; a text
+naming self-harm in stock words, models/self_harm_words.py), the windows are judged at full depth and its categories
+fire from the cue's level (at most 0.5), the score rescaled again so that the level reads 0.5.
 
 `context_scores(text, start, end)` is the hook of rules.fusion: the stage-2 scores of the windows covering a
 span (computed on demand even when stage 1 decided the window), so a keyword hit can be cleared in a
@@ -224,8 +225,8 @@ def _split_long(tok: Tokenizer, text: str, a: int, b: int, n_ids: int, read: Cal
 
 @dataclass(frozen=True, slots=True)
 class Cue:
-    """A lower decision level where `find` marks a text: the windows overlapping a marked span or the `reach`
-    characters after it (the instruction follows its addressee) fire `categories` from `level` (rescaled, below
+    """A decision level of its own where `find` marks a text: the windows overlapping a marked span or the `reach`
+    characters after it (the instruction follows its addressee) fire `categories` from `level` (rescaled, at most
     0.5), judged at the encoder's full depth whatever the gate or the early exit decided. Their findings' scores are
     rescaled once more so that `level` reads 0.5, the scanner's decision (models/attack_heads.py ADDRESSED_LEVEL)."""
     find: Callable[[str], Sequence[tuple[int, int]]]
