@@ -138,6 +138,17 @@ def test_a_window_naming_self_harm_is_judged_at_full_depth(detector: semantic.Se
         assert near and all((r.second is None or r.exited) == shallow for r in near)
 
 
+def test_a_sentence_the_gate_cleared_fires_when_full_depth_finds_it(detector: semantic.SemanticDetector) -> None:
+    # the gate sends the whole text on but clears the sentence judged alone; the stock word brings it to full depth,
+    # where it scores over 0.5 (0.64) and fires at the usual level
+    text = "My shop went under last month. I have chosen suicide after the final payroll, and the letters are written."
+    sentence = text.index(" I have chosen")
+    attack, without = attack_heads.load_detector(detector), attack_heads.load_detector(detector,
+                                                                                      self_harm_words_level=None)
+    assert [(f.start, f.category) for f in without.detect(text)] == [(0, "self_harm")]
+    assert [(f.start, f.category) for f in attack.detect(text)] == [(0, "self_harm"), (sentence, "self_harm")]
+
+
 def test_a_window_both_head_sets_judge_runs_the_encoder_once(
         rt: runtime.Runtime, detector: semantic.SemanticDetector, monkeypatch: pytest.MonkeyPatch) -> None:
     attack = attack_heads.load_detector(detector)
