@@ -13,10 +13,20 @@ Braille (U+2800-U+28FF) is read as grade-1 (uncontracted) English: the 26 letter
 semicolon; the blank cell and spaces are spaces. Contractions (grade 2) are not expanded: a contracted word reads as
 its letters and signs, not as the word. Braille art (drawings in 8-dot cells) is mostly cells that are none of those:
 `braille` says how many were known, and the decoder keeps a run only when BRAILLE_KNOWN of them were.
+
+Upside-down text ("suoᴉʇɔnɹʇsuᴉ snoᴉʌǝɹd llɐ ǝɹouƃᴉ", one of blind eval39's missed injections) is Latin text with
+each character replaced by its usual look-alike turned over (ɐ q ɔ p ǝ ɟ ƃ ɥ ᴉ ɾ ʞ l ɯ u o d b ɹ s ʇ n ʌ ʍ x ʎ z,
+∀ ꓭ Ɔ ᗡ Ǝ Ⅎ ⅁ H I ſ ꓘ ˥ W N O Ԁ Ό ᴚ S ┴ ∩ Λ M X ⅄ Z, ¡ ¿ ˙ and the rest) and the string reversed. A run is
+those characters and spaces on one line (`FLIPPED_RUN`) with FLIPPED_LETTERS turned letters (`_TURNED`: the ones no
+ordinary Latin text has); the decoder reads it right way up (`upside_down`) and keeps it only when that reads as
+English. IPA has some turned letters (ɐ ɹ ɥ ɯ ʍ ʎ) among others that end a run (ɪ ʊ ð ŋ ˈ), Vietnamese and
+pinyin none, and neither reads as English turned back. A run past the byte budget is read as far as it allows:
+the end of the text it turns.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 
@@ -100,3 +110,41 @@ def braille(run: str) -> tuple[str, float]:
         digits = digits and c in _DIGITS
         capital = False
     return "".join(out), known / cells if cells else 0.0
+
+
+# Upside-down text: each character turned by its usual look-alike (the string reversed too). Keys: what a flipper
+# writes; values: the character it stands for. The pairs n/u, d/p, b/q, M/W and 6/9 swap, l, o, s, x, z, H, I, N, O,
+# S, X, Z, 0 and 8 stay. Some flippers write `ı`, `ן` or `ə` for i, l and e, `Ɐ` for A, `⊥` for T.
+_FLIPPED = {
+    "ɐ": "a", "q": "b", "ɔ": "c", "p": "d", "ǝ": "e", "ə": "e", "ɟ": "f", "ƃ": "g", "ɥ": "h", "ᴉ": "i", "ı": "i",
+    "ɾ": "j", "ʞ": "k", "l": "l", "ן": "l", "ɯ": "m", "u": "n", "o": "o", "d": "p", "b": "q", "ɹ": "r", "s": "s",
+    "ʇ": "t", "n": "u", "ʌ": "v", "ʍ": "w", "x": "x", "ʎ": "y", "z": "z",
+    "∀": "A", "Ɐ": "A", "ꓭ": "B", "Ɔ": "C", "ᗡ": "D", "Ǝ": "E", "Ⅎ": "F", "⅁": "G", "H": "H", "I": "I", "ſ": "J",
+    "ꓘ": "K", "˥": "L", "W": "M", "N": "N", "O": "O", "Ԁ": "P", "Ό": "Q", "ᴚ": "R", "S": "S", "┴": "T", "⊥": "T",
+    "∩": "U", "Λ": "V", "M": "W", "X": "X", "⅄": "Y", "Z": "Z",
+    "0": "0", "Ɩ": "1", "ᄅ": "2", "Ɛ": "3", "ㄣ": "4", "ϛ": "5", "9": "6", "ㄥ": "7", "8": "8", "6": "9",
+    "˙": ".", "'": ",", "‘": ",", ",": "'", "¿": "?", "¡": "!", "„": '"', "‾": "_", "⅋": "&", "؛": ";",
+    "(": ")", ")": "(", "[": "]", "]": "[", "{": "}", "}": "{", "<": ">", ">": "<", " ": " ",
+}
+_UNFLIP = str.maketrans(_FLIPPED)
+# The turned letters no ordinary Latin text has (what FLIPPED_LETTERS counts); IPA has some of them (ɐ ɹ ɥ ɯ ʍ ʎ),
+# Vietnamese and pinyin none.
+_TURNED = "ɐǝɟƃɥᴉʞɯɹʇʌʍʎ∀ƎℲᴚ⅄"
+FLIPPED_LETTERS = 8  # turned letters in a run: "ǝɹouƃᴉ llɐ" ("ignore all") has five, the whole order fifteen
+_FLIPPED_CHARS = re.escape("".join(c for c in _FLIPPED if c != " "))
+FLIPPED_RUN = re.compile(f"[{_FLIPPED_CHARS}](?:[{_FLIPPED_CHARS} ]*[{_FLIPPED_CHARS}])?")
+# The decoder looks for runs only in a text holding a byte that starts the UTF-8 of U+0240-U+02BF (IPA: every turned
+# lower-case letter but ǝ, ƃ and ᴉ is there; Chinese, pinyin, Vietnamese and European text have none), from the first
+# one's line: two memchr calls, ~0.05 us per KB. As an alternative of the hot pass every turned letter was a
+# match of its own (a megabyte of upside-down text took seconds).
+FLIPPED_LEADS = (0xC9, 0xCA)
+
+
+def turned_letters(run: str) -> int:
+    """How many of `run`'s characters are turned letters (`_TURNED`)."""
+    return sum(map(run.count, _TURNED))
+
+
+def upside_down(run: str) -> str:
+    """An upside-down run read right way up: reversed, each look-alike as the character it stands for."""
+    return run[::-1].translate(_UNFLIP)

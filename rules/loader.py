@@ -52,7 +52,8 @@ PATTERN_FIELDS = COMMON_FIELDS | {"pattern", "reply"}
 TOP_FIELDS = frozenset({"version", "normalize", "pii", "words", "patterns", "rules"})
 NORMALIZE_FIELDS = frozenset({"traditional_to_simplified", "skip_chars", "max_skip", "decode"})
 DECODE_SWITCHES = ("base64", "hex", "url", "binary", "decimal", "html", "escapes", "qp", "tags", "zero_width",
-                   "braille", "rot13", "rot47", "reverse", "spelled")
+                   "braille", "octal", "ascii85", "uuencode", "utf7", "upside_down", "rot13", "rot47", "reverse",
+                   "spelled")
 DECODE_FIELDS = frozenset({*DECODE_SWITCHES, "min_run", "max_bytes", "max_runs", "min_printable"})
 
 
