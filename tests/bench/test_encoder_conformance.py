@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-import pytest
 from onnx.reference import ReferenceEvaluator
 
 from bench import encoder_conformance as conformance
@@ -33,12 +32,3 @@ def test_this_hosts_int8_kernels_compute_the_operator_as_defined(built: build.Bu
     feeds = {"input_ids": seq, "attention_mask": np.ones_like(seq)}
     assert conformance.kernel_difference(model, reference, feeds) < 1e-5
 
-
-@pytest.fixture(scope="module")
-def built() -> build.Built:
-    return build.ensure(progress=build.stderr_progress)
-
-
-@pytest.fixture(scope="module")
-def rt(built: build.Built) -> runtime.Runtime:
-    return runtime.Runtime(built, threads=1)
