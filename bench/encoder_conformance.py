@@ -17,14 +17,22 @@ in the last bit that moves one value across a rounding edge moves that layer's o
 layers carry it on. The encoder is exact up to that noise, and the noise is host-dependent (float kernels differ by
 instruction set). A borderline window's score can move by ~0.1 with it.
 
+How often that noise decides anything: `--flips SET.jsonl ...` reads labelled sets (models/data/eval's format) through
+the builtin and attack heads twice, once as served and once with the exit layer's hidden states nudged by a relative
+1e-6 before the late graph (a stand-in for another host's rounding), and counts the texts whose categories differ.
+
 Run: .venv/bin/python bench/encoder_conformance.py [TEXT ...]   (a few seconds per window; needs `warden models build`)
+     .venv/bin/python bench/encoder_conformance.py --flips models/data/eval/semantic_eval39.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -36,7 +44,9 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 from onnx.reference.op_run import OpRun
 
-from models import build, runtime
+from models import attack_heads, build, runtime, semantic
+from models.categories import load_categories
+from models.train import Heads
 
 TEXTS = (
     "The drip is now loud enough to hear from the bedroom. I really don't want this to come across as if I'm blaming "
@@ -101,11 +111,46 @@ def kernel_difference(model: onnx.ModelProto, reference: ReferenceEvaluator, fee
     return worst
 
 
+class NudgedRuntime(runtime.Runtime):
+    """The runtime with the exit layer's hidden states nudged by `nudge` (relative, Gaussian, seeded) before the late
+    graph: another host's float rounding, stood in for."""
+
+    def __init__(self, built: build.Built, nudge: float, seed: int = 0) -> None:
+        super().__init__(built, threads=1)
+        self._nudge = nudge
+        self._rng = np.random.default_rng(seed)
+
+    def run_late(self, early: runtime.Early) -> Any:
+        hidden = early.hidden * (1.0 + self._nudge * self._rng.standard_normal(early.hidden.shape))
+        return super().run_late(dataclasses.replace(early, hidden=hidden.astype(early.hidden.dtype)))
+
+
+def _stack(rt: runtime.Runtime) -> list[semantic.SemanticDetector]:
+    builtin = semantic.SemanticDetector(rt, Heads.load(semantic.heads_path()), load_categories())
+    return [builtin, attack_heads.load_detector(builtin)]
+
+
+def flips(built: build.Built, paths: list[Path], nudge: float = 1e-6) -> None:
+    """Per set, the texts whose semantic categories (builtin and attack heads) differ under the nudge."""
+    served, nudged = _stack(runtime.Runtime(built, threads=1)), _stack(NudgedRuntime(built, nudge))
+    for path in paths:
+        rows = [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+        changed = 0
+        for row in rows:
+            seen = [{f.category for d in stack for f in d.detect(row["text"])} for stack in (served, nudged)]
+            changed += seen[0] != seen[1]
+        print(f"{path.name}: {changed} of {len(rows)} texts change categories under a {nudge:.0e} nudge")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("texts", nargs="*", default=list(TEXTS))
+    ap.add_argument("--flips", type=Path, nargs="+", metavar="SET", help="labelled JSONL sets to read twice")
     args = ap.parse_args()
     built = build.ensure(progress=build.stderr_progress)
+    if args.flips:
+        flips(built, args.flips)
+        return
     rt = runtime.Runtime(built, threads=1)
     ops = [DynamicQuantizeMatMul, Gelu]
     early_model = onnx.load(str(built.path(build.ENCODER_EARLY)))

@@ -32,3 +32,12 @@ def test_this_hosts_int8_kernels_compute_the_operator_as_defined(built: build.Bu
     feeds = {"input_ids": seq, "attention_mask": np.ones_like(seq)}
     assert conformance.kernel_difference(model, reference, feeds) < 1e-5
 
+
+
+def test_the_nudged_runtime_moves_only_the_late_graphs_input(built: build.Built, rt: runtime.Runtime) -> None:
+    ids = rt.tokenizer.encode(conformance.TEXTS[0])
+    served = rt.run_late(rt.run_early(ids))
+    still, nudged = conformance.NudgedRuntime(built, 0.0), conformance.NudgedRuntime(built, 1e-2)
+    assert np.array_equal(still.run_late(still.run_early(ids)), served)
+    moved = nudged.run_late(nudged.run_early(ids))
+    assert not np.array_equal(moved, served) and float(np.dot(moved, served)) > 0.9 * float(np.dot(served, served))
