@@ -222,6 +222,35 @@ def test_a_lone_sentence_of_a_crowded_text_needs_context_in_the_categories_that_
     assert (found in _judged(asking, text, 0.9, semantic.SUPPORT - 0.01)) != crowded  # just under: only if short
 
 
+def _marked(text: str) -> list[tuple[int, int]]:
+    return [(text.index("MARK"), text.index("MARK") + 4)] if "MARK" in text else []
+
+
+def test_cues_lower_the_level_at_their_marks_and_the_lowest_level_wins(rt: Runtime, detector: SemanticDetector) -> None:
+    """A window a cue marks fires its categories from the cue's level, rescaled so that the level reads 0.5; where two
+    cues mark one window the lower level holds; other windows and categories keep 0.5."""
+    text = "第一天我们去了海边散步。MARK这句单独读起来有点像。"
+    at_04 = semantic.Cue(_marked, 0.4, frozenset({"exam_fraud"}), reach=0)
+    at_03 = semantic.Cue(_marked, 0.3, frozenset({"exam_fraud"}), reach=0)
+    other = semantic.Cue(_marked, 0.1, frozenset({"drugs"}), reach=0)
+
+    def found(cues: list[semantic.Cue]) -> list[tuple[str, str, float]]:
+        d = SemanticDetector(rt, detector.heads, cues=cues)
+        results = []
+        for w in d.windows(text):  # 0.35 exam_fraud on every window, judged at full depth (no encoder run here)
+            results.append(semantic._WindowResult(w, 0.0, {c: 0.35 if c == "exam_fraud" else 0.0
+                                                           for c in d.categories}))
+        d._cache.put(text, results)
+        return [(text[f.start:f.end], f.category, f.score) for f in d.detect(text)]
+
+    assert found([]) == found([at_04]) == found([other]) == []
+    marked = [f for f in found([at_04, at_03]) if f[1] == "exam_fraud"]
+    assert marked and all("MARK" in t and score == round(rescale(0.35, 0.3), 4) for t, _, score in marked)
+    assert found([at_03, at_04]) == found([at_04, at_03])
+    assert {t for t, *_ in marked} == {t for t, *_ in found([at_03])}
+    assert SemanticDetector(rt, detector.heads, cues=[semantic.Cue(_marked, 0.3, frozenset({"nope"}))]).cues == ()
+
+
 def test_a_padded_request_is_still_found_by_its_sentence(detector: SemanticDetector) -> None:
     """The evasion the lone sentences exist for: a harmful request among many plain sentences scores low in its
     packed window but high alone, and the topic categories do not ask for context."""
