@@ -11,9 +11,9 @@ spends the whole false-positive budget).
 The words alone decide nothing: the windows holding them are judged at the encoder's full depth, where `self_harm`
 fires at `attack_heads.SELF_HARM_WORDS_LEVEL` (0.5, the usual decision), so "suicide squeeze", "自杀式降价" and a
 memorial speech stay the heads' call. Session 20's heads on eval35-38 (development sets they were not trained on):
-2 more of the 80 self-harm positives with a stock word caught, none more of the 41 such look-alikes; at 0.3, 4 more
-and none, but over eval17-38 and the topic sets' development sets 3 more of 251 such look-alikes (a question about a
-cousin who cut her wrists, a tattoo over old scars, a teacher's venting that says she is not in danger). No stock
+2 more of the 80 self-harm positives with a stock word caught, none more of the 45 such look-alikes; at 0.3, 4 more
+and 2 more (a tattoo over old scars, a teacher's venting that says she is not in danger), and over eval17-38 and the
+topic sets' development sets 3 more of 251 such look-alikes (a question about a cousin who cut her wrists too). No stock
 word in bench/data/long_plain.jsonl, decode_eval's ordinary prompts or every tenth pii_corpus text (1,080 in all).
 A single RE2 pass, case-insensitive, ASCII word boundaries.
 """
