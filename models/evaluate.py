@@ -100,7 +100,7 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval28.jsonl", "semantic_eval29.jsonl", "semantic_eval30.jsonl",
                "semantic_eval31.jsonl", "semantic_eval32.jsonl", "semantic_eval33.jsonl",
                "semantic_eval34.jsonl", "semantic_eval35.jsonl", "semantic_eval36.jsonl", "semantic_eval37.jsonl",
-               "semantic_eval38.jsonl", "semantic_eval39.jsonl")
+               "semantic_eval38.jsonl", "semantic_eval39.jsonl", "semantic_eval40.jsonl")
 
 
 def data_path(name: str) -> Path:
