@@ -25,9 +25,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
-from models import addressed, evaluate, memory, self_harm_words, semantic, user_heads
+from models import evaluate, memory, self_harm_words, semantic, user_heads
 from models.categories import LANGS, Exemplar, data_dir, load_benign
 from models.runtime import Runtime
+from rules import addressed
 
 RANK = 512
 # The false-positive target of the attack heads' thresholds (`warden models train --attack`; user categories keep
@@ -108,7 +109,7 @@ MEMORY_BETA = memory.BETA
 # CROWDED): a person in distress does not pad the message to hide it, unlike an injection.
 NEEDS_CONTEXT = frozenset({"self_harm"})
 
-# Where a text addresses an automated reader (models/addressed.py: "Wallet agents:", "To the analysis model:",
+# Where a text addresses an automated reader (rules/addressed.py: "Wallet agents:", "To the analysis model:",
 # "报销机器人请"), the windows there and in the 200 characters after fire prompt_injection from this rescaled level
 # instead of 0.5 (models/semantic.py Cue). Session 21, heads trained on eval17-32 (rank 128) and eval33-37, which they
 # were not trained on (the marks were written after reading eval24-37's missed injections: an upper bound there). The
@@ -262,7 +263,7 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None, 
     user = user_heads.load(where, rt, reserved=set(builtin.categories))
     cues = []
     if addressed_level is not None:
-        cues.append(semantic.Cue(addressed.spans, addressed_level, frozenset({"prompt_injection"})))
+        cues.append(semantic.Cue(addressed.marks, addressed_level, frozenset({"prompt_injection"})))
     if self_harm_words_level is not None:
         cues.append(semantic.Cue(self_harm_words.spans, self_harm_words_level, frozenset({"self_harm"}), reach=0))
     return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT, cues=cues)

@@ -39,7 +39,7 @@ def _compile() -> re2._Regexp:
 
 _WORDS = _compile()
 
-# As models/addressed.py: the windows holding a word run the encoder at full depth, and a text that says it at every
+# As rules/addressed.py: the windows holding a word run the encoder at full depth, and a text that says it at every
 # line says it in its first marks.
 MAX_SPANS = 32
 

@@ -13,7 +13,7 @@ Stage 2 exits early when the head on the pooled states after export.EXIT_LAYER l
 clearly benign (the bound is chosen on the training exemplars by cross-validation, train.py): the other
 layers then never run. Reported scores are rescaled so that the threshold is 0.5 (monotone, in [0, 1]):
 `score >= 0.5` means "the model says this window has the intent", whatever the language's raw threshold.
-Near the spans a `Cue` marks (the attack heads: a text addressing an automated reader, models/addressed.py; a text
+Near the spans a `Cue` marks (the attack heads: a text addressing an automated reader, rules/addressed.py; a text
 naming self-harm in stock words, models/self_harm_words.py), the windows are judged at full depth and its categories
 fire from the cue's level (at most 0.5), the score rescaled again so that the level reads 0.5.
 

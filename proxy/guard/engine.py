@@ -19,7 +19,8 @@ from pathlib import Path
 
 from proxy.guard.extract import TextField
 from proxy.guard.ledger import strongest
-from rules import masking
+from rules import addressed, masking
+from rules.addressed import AddressedInstructionDetector
 from rules.decode import DecodingDetector
 from rules.findings import Action, Detector, Finding, FindingFilter
 from rules.loader import LoadedRules, load
@@ -85,8 +86,8 @@ def compile_policy(
     # answers are scanned inside the stream callable, where a model taking milliseconds must never run:
     # they get the lexical rules only (a keyword in a benign context is then blocked, not cleared).
     stream = Scanner(response_rules)
-    request = Scanner(request_rules, extra_detectors=(*extra_detectors, *_decoding(rules, extra_detectors)),
-                      filters=filters)
+    request = Scanner(request_rules, extra_detectors=(*extra_detectors, *_decoding(rules, extra_detectors),
+                                                      *_addressed(rules)), filters=filters)
     return Policy(
         request,
         stream,
@@ -109,6 +110,14 @@ def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector
         scans.append(lambda text: inner.scan(text).findings)
     scans += [d.detect for d in semantic]
     return [DecodingDetector(rules.decode, scans)] if scans else []
+
+
+def _addressed(rules: LoadedRules) -> list[Detector]:
+    """Instructions addressed to an automated reader that tell it to do harm (rules/addressed.py), requests only,
+    while a rule of their category is enabled: an injection's signature in a pasted document, model or no model."""
+    enabled = any(e.fields.get("category", e.rule) == addressed.CATEGORY for e in rules.entries
+                  if e.type == "words" and e.fields.get("enabled", True))
+    return [AddressedInstructionDetector()] if enabled else []
 
 
 @dataclass(frozen=True, slots=True)
