@@ -48,9 +48,14 @@ _FORMS = (
     # "To the analysis model:", "Processing note for automated claim reviewers:", "Steps for the bot:"
     r"\b(?:to|for)\s+(?:(?:the|all|any|every|our|your|this)\s+)?(?:[\w'-]+\s+){0,3}" + _EN + r"\s*:",
     # "Hey kitchen assistant,", "Attention AI agents:"
-    r"\b(?:hey|hi|hello|dear|attention|attn)\s+(?:(?:the|all|any|every)\s+)?(?:[\w'-]+\s+){0,2}" + _EN + r"\s*[:,]",
+    r"\b(?:hey|hi|hello|dear|attention|attn)\s+(?:(?:the|all|any|every)\s+)?(?:[\w'-]+\s+){0,2}" + _EN + r"\s*[:,.!]",
     # "Wallet agents:", "Ordering assistants and AI agents placing orders for customers:"
     r"\b" + _EN_PLURAL + r"\b(?:\s+[\w'-]+){0,8}\s*:",
+    # "Assistant summarizing reviews:", "Agent reading this page:"
+    r"\b" + _EN + r"\s+" + _READING + r"\b(?:\s+[\w'-]+){0,5}\s*:",
+    # "This message is for the phone assistant that handles this line."
+    r"\b(?:is|are)\s+(?:meant\s+|intended\s+|only\s+)?for\s+(?:the|any|all|every|your)\s+(?:[\w'-]+\s+){0,3}" + _EN
+    + r"\s+(?:that|who|which)\b",
     # "AI analyst:", "ai-editors:" (not "v-model:" nor "Threat model:")
     r"\b(?:ai|llm)[\s_-]+[\w-]+\s*:",
     r"\b[\w-]+ (?:bot|agent|assistant|copilot|reviewer|grader|summari[sz]er|analyst)\s*:",
@@ -117,7 +122,12 @@ _ACTIONS = (
     r"\bcurl\b[^\n]{0,200}(?:-X\s*POST|--data|-d\s|-F\s|--upload-file|-T\s)", r"\b(?:env|printenv)\s*\|",
     r"\bcat\s+~/", r"\brequests\.post\(",
     # a limit evaded
-    r"\b(?:under|below|beneath)\s+(?:the\s+)?(?:\S+\s+)?(?:threshold|limit)\b",
+    r"\b(?:under|below|beneath)\s+(?:the\s+)?(?:\S+\s+){0,2}(?:threshold|limit)\b",
+    # leaving things out, making them public, recording what did not happen
+    r"\b(?:drop|remove|omit|leave out|strip)\s+(?:any|all|every)\s+mention",
+    r"\b(?:anyone with the link|public(?:ly)? shar\w*|share\s+(?:[\w'-]+\s+){0,3}publicly)",
+    r"\bmark\w*\s+(?:[\w'-]+\s+){0,4}?as\s+(?:\W?)(?:approved|pre-approved|paid|verified|resolved|delivered|positive)\b",
+    r"标记为\W?已(?:审核|签收|办结|通过|核实|付款)|重复报销|公开分享",
 )
 
 # Whom an instruction is for, for `instructions`: a reader named as automated ("AI", "bot", "automated claim
@@ -164,7 +174,9 @@ _PERSON = _compile([_PERSON_ROLE])
 
 def marks(text: str) -> list[tuple[int, int]]:
     """[start, end) of each place `text` addresses an automated reader, in text order, the first MAX_SPANS."""
-    found = (m for m in _ADDRESSED.finditer(text) if not m.group(0).lower().startswith(_DIRECTIVES))
+    # an addressee is named on one line: "to come tuesday\nAgent:" is the end of a sentence and a speaker label
+    found = (m for m in _ADDRESSED.finditer(text)
+             if "\n" not in m.group(0).rstrip() and not m.group(0).lower().startswith(_DIRECTIVES))
     return [(m.start(), m.end()) for m in itertools.islice(found, MAX_SPANS)]
 
 
