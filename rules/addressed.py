@@ -12,14 +12,18 @@ injections on every blind set since eval33, nearly all of it English of 500+ cha
 read the buried instruction as one more imperative of the document (0.003-0.45 where 0.5 decides, even where
 models/attack_heads.py ADDRESSED_LEVEL lowers the level near a mark to 0.3). What the heads do not weigh is whom the
 instruction is for: a document written for people that turns to "assistants processing this note" is the carrier's
-signature, and ordinary documents rarely do it. Over the development sets eval17-40 and the plain corpora of
-bench/data (`python -m bench.eval_attacks`; numbers in models/data/attack_categories/README.md), a mark followed by
-such an action is in 218 of 2,001 injection positives, 2 of 1,450 injection look-alikes (both retell an incident and
-quote the attack) and none of 11,130 plain texts.
+signature, and ordinary documents rarely do it. Over the development sets eval17-40 (models/data/eval), a mark
+followed by such an action is in 299 of their 2,001 injection positives, 2 of 1,450 injection look-alikes (eval33:
+both retell an incident and quote the attack) and none of 13,394 plain texts (bench/data's long plain, decode and PII
+corpora; the package's benign, documents, hard-times and forms texts). The forms and actions were written after
+reading eval24-40's missed injections, so those counts are an upper bound; through the product (`python -m
+bench.eval_attacks`) eval35-40's injection recall rose from 89.8% to 95.2%, with the same negatives flagged.
 
-Not marked: a transcript's speaker label ("Assistant: Sure, I've refunded it."), talk about AI ("Which assistant is
-best?", "If an AI tool was used, say so"), 客服 (in Chinese mostly the human staff). One RE2 pass each, case-
-insensitive; ASCII `\\w` on purpose (an English addressee is an English word).
+Not marked: talk about AI ("Which assistant is best?", "If an AI tool was used, say so"), 客服 (in Chinese mostly the
+human staff), robots.txt's "User-agent:". Marked but not an instruction: a transcript's speaker label ("Assistant:
+Sure, I've refunded it."), and people's jobs ("Estate agents:", "Note for my assistant:", "Reviewers:"), who may be
+told to pay or to keep quiet. The marks also lower the semantic heads' level near them (models/semantic.py `Cue`).
+One RE2 pass each, case-insensitive; ASCII `\\w` on purpose (an English addressee is an English word).
 """
 
 from __future__ import annotations
