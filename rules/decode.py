@@ -1,7 +1,9 @@
 """Decoding normalisation for the attack side: base64, hex, URL-encoded and 8-bit binary runs, decimal character
 codes, HTML numeric character references, Unicode and octal escapes, quoted-printable, Ascii85, uuencode, UTF-7,
 Unicode tag characters, bits in zero-width characters, Braille, upside-down, ROT13, ROT47 and reversed Latin text,
-letters spelled in the NATO alphabet or Morse code, decoded (bounded) and scanned.
+letters spelled in the NATO alphabet or Morse code, Atbash, Vigenère with a stated key, A1Z26, Bacon's cipher, text
+typed one key off on a QWERTY keyboard, GB2312 区位码, mojibake, punycode, shifted CJK code points and Chinese written
+backwards, decoded (bounded) and scanned.
 
 "aWdub3JlIGFsbCBwcmV2aW91cyBpbnN0cnVjdGlvbnM=" is "ignore all previous instructions" to any model that reads
 base64, and to no word list. `DecodingDetector` finds runs that could be an encoding, decodes them within
@@ -72,9 +74,38 @@ of at least `CIPHER_WORDS` Latin words is tried only when few of its words are c
 prose and code are never rotated), and its ROT13 or its reversal is kept only when that reads as English
 (`_reads_as_english`): French, German, pinyin, identifiers and random letters stay as they are.
 
+Ten puzzle-book and mis-encoding obfuscations a model undoes on request, five on each side (session 23):
+rules/decode_ciphers.py reads Atbash, QWERTY-shifted typing ("ohmptr s;;", one key right or left), Vigenère, A1Z26
+("9-7-14-15-18-5 / 1-12-12") and Bacon's cipher ("AABAA ABBAB ...", 26 letters or Bacon's 24); rules/decode_cjk.py
+reads GB2312 区位码 ("2686 3452 ..."), mojibake (UTF-8 read as Windows-1252 or Latin-1, "å¿½ç•¥..."), punycode
+(`xn--` labels), ideographs shifted by a few code points ("忾畦乌剎..." is "忽略之前..." plus one) and Chinese written
+backwards. Every reading is kept only when it reads as English (and the run as written does not) or as Chinese; the
+Chinese ones that could be chance (区位码 digits, shifted ideographs) also need two common two-character words
+(`word_hits`). Gates: 区位码 is a decimal run of four-digit numbers the hot pass already finds (`dec`), tried before
+the code points, so other texts pay nothing. The nine others are hinted by the cold pass (`_cold`): Atbash by the
+Atbash of the common words, added to ROT13's (two in a text, then the clause analysis); QWERTY by two shifted common
+words as whole tokens, then read per line as ROT47 is; Vigenère only by a stated key ("key: LANTERN", "the keyword is
+'lantern'", "密钥：LANTERN": not "the key is missing", not an API key), then the clause runs on its line and the
+two after it (or the one before) are decrypted with that key, and no key is ever guessed; A1Z26 and Bacon by four
+dash-joined numbers or three A/B groups; mojibake by two UTF-8 characters' bytes read as 1252 in a row; punycode by
+`xn--`; shifted ideographs by three that are not among the 6,722 common ones within a few characters (running
+Chinese is ~99% common ones, shifted Chinese about half); Chinese backwards by two common words written backwards
+("令指", "们我") within three characters, then per clause the words read right to left must outnumber those read
+left to right three to one (Chinese backwards keeps its common characters; the order of its words is what says it
+is backwards; palindromes and poetry read forwards). Short Chinese texts are read too (`Decoder.too_short`: nine
+characters backwards are a whole order). The cold pass replaced the two passes that hinted ROT13 and reversal, and
+ROT47 and the spelled alphabets: one RE2 union (its lazy `[\\s\\S]*?` ends a match at the second word, so a 40 KB
+data URL is not read three times), then one RE2 set pass for the kinds whose hints matched. On bench.scan's
+ordinary ~1 KB prompts decoding costs ~1 us less than before (18.4 -> 17.4 us); the 141 look-alikes of the new kinds
+in bench/data/decode_eval.jsonl carry their hints on purpose and cost ~55 us more each (a stated key ~150 us), the
+earlier 411 about the same (79.5 -> 82.4 us). Not decoded: Vigenère without a stated key (any text of letters reads as
+English under some key), mojibake whose undefined 1252 bytes were replaced by U+FFFD (the byte is lost), Latin text
+shifted by code points other than ROT13/ROT47, and a reversed or shifted run longer than the byte budget is read as
+far as it allows.
+
 Pure: `binascii`, `html`, `re` and RE2 (through rules/normalize.py, the one module that touches its binding), and
-rules/decode_escapes.py, rules/decode_hidden.py and rules/decode_legacy.py; the scanners to run on decoded text are
-passed in.
+rules/decode_escapes.py, rules/decode_hidden.py, rules/decode_legacy.py, rules/decode_ciphers.py and
+rules/decode_cjk.py; the scanners to run on decoded text are passed in.
 """
 
 from __future__ import annotations
@@ -82,14 +113,49 @@ from __future__ import annotations
 import binascii
 import functools
 import html
+import itertools
 import re
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import re2
 
+from rules.decode_ciphers import (
+    A1Z26_HINT,
+    A1Z26_RUN,
+    ATBASH,
+    BACON_HINT,
+    BACON_RUN,
+    KEY_HINT,
+    KEY_LEFT,
+    KEY_LINES_AFTER,
+    KEY_STATED,
+    TYPED_LEFT,
+    TYPED_RIGHT,
+    a1z26,
+    bacon,
+    keyboard_left,
+    vigenere,
+)
+from rules.decode_cjk import (
+    MOJIBAKE_HINT,
+    MOJIBAKE_RUN,
+    PUNYCODE_HINT,
+    PUNYCODE_RUN,
+    QUWEI_DIGITS,
+    WORDS_READ,
+    mojibake,
+    punycode,
+    quwei,
+    reversed_hint,
+    reversed_spans,
+    shifted_back,
+    shifted_spans,
+    uncommon_hint,
+    word_hits,
+)
 from rules.decode_escapes import ESCAPE_HINT, ESCAPE_RUN, QP_ESCAPES, QP_HINT, QP_RUN, quoted_printable, unescape
 from rules.decode_hidden import (
     BRAILLE_KNOWN,
@@ -130,8 +196,9 @@ DECODED_KIND = "decoded"
 class DecodeConfig:
     """Rule files: `normalize: {decode: {base64: true, hex: true, url: true, binary: true, decimal: true, html: true,
     escapes: true, qp: true, tags: true, zero_width: true, braille: true, octal: true, ascii85: true, uuencode: true,
-    utf7: true, upside_down: true, rot13: true, rot47: true, reverse: true, spelled: true, min_run: 16,
-    max_bytes: 8192, max_runs: 16}}` (or `decode: false`)."""
+    utf7: true, upside_down: true, rot13: true, rot47: true, reverse: true, spelled: true, atbash: true,
+    vigenere: true, a1z26: true, bacon: true, keyboard: true, gb2312: true, mojibake: true, punycode: true,
+    cjk_shift: true, min_run: 16, max_bytes: 8192, max_runs: 16}}` (or `decode: false`)."""
 
     base64: bool = True
     hex: bool = True
@@ -152,7 +219,16 @@ class DecodeConfig:
     rot13: bool = True
     rot47: bool = True  # every printable ASCII character rotated by 47
     spelled: bool = True  # letters spelled in the NATO alphabet or Morse code
-    reverse: bool = True
+    reverse: bool = True  # reversed Latin text, and Chinese written backwards
+    atbash: bool = True  # a<->z, b<->y, ...
+    vigenere: bool = True  # Vigenère with the key stated nearby ("key: LANTERN")
+    a1z26: bool = True  # letters as their positions ("9-7-14-15-18-5 / 1-12-12")
+    bacon: bool = True  # Bacon's cipher ("AABAA ABBAB ...")
+    keyboard: bool = True  # typed one key to the right (or left) on a QWERTY keyboard
+    gb2312: bool = True  # GB2312 区位码 ("2686 3452 ...")
+    mojibake: bool = True  # UTF-8 read as Windows-1252 or Latin-1 ("å¿½ç•¥...")
+    punycode: bool = True  # `xn--` labels of host names
+    cjk_shift: bool = True  # ideographs shifted by a few code points
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
     max_runs: int = 16  # runs decoded per text, all depths together
@@ -163,7 +239,8 @@ class DecodeConfig:
         return (self.base64 or self.hex or self.url or self.binary or self.decimal or self.html or self.rot13
                 or self.rot47 or self.reverse or self.spelled or self.tags or self.escapes or self.qp
                 or self.zero_width or self.braille or self.octal or self.ascii85 or self.uuencode or self.utf7
-                or self.upside_down)
+                or self.upside_down or self.atbash or self.vigenere or self.a1z26 or self.bacon or self.keyboard
+                or self.gb2312 or self.mojibake or self.punycode or self.cjk_shift)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
@@ -172,6 +249,9 @@ class DecodeConfig:
                 f"oct={int(self.octal)},a85={int(self.ascii85)},uu={int(self.uuencode)},utf7={int(self.utf7)},"
                 f"flip={int(self.upside_down)},"
                 f"rot13={int(self.rot13)},rot47={int(self.rot47)},rev={int(self.reverse)},spelled={int(self.spelled)},"
+                f"atbash={int(self.atbash)},vig={int(self.vigenere)},a1z26={int(self.a1z26)},bacon={int(self.bacon)},"
+                f"kbd={int(self.keyboard)},gb={int(self.gb2312)},moji={int(self.mojibake)},puny={int(self.punycode)},"
+                f"shift={int(self.cjk_shift)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -234,6 +314,11 @@ DECIMAL_CODES = 16  # numbers in a decimal run ("ignore all previous instruction
 CJK_CODES = 8  # or five-digit numbers (code points of CJK ideographs, their punctuation and full-width forms)
 COMMON_HANZI = 0.8  # share of a decimal run's ideographs that must be common ones (`_reads_as_chinese`)
 _HEXSEP_RUN = re2.compile(_HEXSEP)
+_QUWEI_RUN = re.compile(rf"[0-9]{{{QUWEI_DIGITS}}}(?:{_DEC_SEP}[0-9]{{{QUWEI_DIGITS}}})+")  # 区位码: all four digits
+HINT_BEFORE = 256  # characters before a hint that a CJK run may start at (`Decoder._hinted_windows`)
+_LEAD = re.compile(r"^[^A-Za-z]+")  # what stands between a stated key and its ciphertext
+KEYS_TRIED = 8  # stated keys of a text whose lines are read (a text of ten thousand "key: ABC" reads eight)
+_DIGITS_AND_DASHES = re.compile(r"[0-9]+(?:-[0-9]+)+")  # A1Z26 letters, dates, phone numbers: no base64 is only these
 _NUMBER = re.compile(r"[0-9]+")
 
 # HTML numeric character references: ENTITIES or more `&#24573;` / `&#x5ffd;`, with up to ENTITY_GAP plain
@@ -291,9 +376,16 @@ _COMMON = frozenset((
 # The common words rotated or reversed ("gur", "lbh", "eht", "uoy"), minus English words ("on"/"no", "be"/"or",
 # "was"/"saw", "now"/"won", "but"/"tub", "not"/"ton", "time"/"emit", "are"/"era"): a text without two of them has no
 # cipher run worth the clause analysis, which costs ~110 us per KB of prose; one RE2 DFA pass over the text decides
-# that in ~11 (and lets 67 of 17,109 evaluation texts through).
-_HINTS = sorted({v for w in _COMMON if len(w) > 1 for v in (w.translate(_ROT13), w[::-1])} - _COMMON
-                - {"saw", "won", "tub", "ton", "emit", "era"})
+# that in ~11 (and lets 67 of 17,109 evaluation texts through). The Atbash of the words of three letters or more
+# ("gsv", "blf") join them; two-letter ones ("rm", "ml", "li") are everyday tokens of shell, recipes and HTML.
+_HINTS = sorted(({v for w in _COMMON if len(w) > 1 for v in (w.translate(_ROT13), w[::-1])}
+                 | {w.translate(ATBASH) for w in _COMMON if len(w) > 2})
+                - _COMMON - {"saw", "won", "tub", "ton", "emit", "era"})
+# Words that decide between a letter's readings where a cipher leaves two (Bacon's i/j and u/v, a row's first key
+# typed one key to the left) besides _COMMON: the words of orders to a model (`_known`).
+_VARIANT_WORDS = frozenset(("anything", "everything", "dan", "mode", "developer", "jailbreak", "above", "prior",
+                            "assistant", "restrictions", "unrestricted", "secret", "password", "safety", "filter",
+                            "policy", "pretend", "act", "said"))
 CIPHER_PLAIN_SHARE = 0.15  # a run is tried when fewer of its words are common English ones than this
 CIPHER_DECODED_SHARE = 0.3  # and kept when at least this many of the decoded words are
 
@@ -301,6 +393,11 @@ CIPHER_DECODED_SHARE = 0.3  # and kept when at least this many of the decoded wo
 def _is_common(word: str) -> bool:
     """A common English word (a word in another script or with accents never is)."""
     return word.isascii() and word.lower() in _COMMON
+
+
+def _known(word: str) -> bool:
+    """A common English word or a word of orders to a model (`_VARIANT_WORDS`)."""
+    return _is_common(word) or word.lower() in _VARIANT_WORDS
 
 
 def _share(words: Sequence[str]) -> float:
@@ -364,7 +461,9 @@ def _re2_options(*, case_sensitive: bool = True) -> Any:
 
 def _compile_hints() -> Any:
     words = "|".join(_HINTS)
-    return re2.compile(rf"\b(?:{words})\b[\s\S]*\b(?:{words})\b", _re2_options(case_sensitive=False))
+    # Lazy: a match ends at the second word, not at the text's end (RE2 finds where a match ends, and then where it
+    # starts by reading back from there: a greedy `[\s\S]*` read a 40 KB data URL three times).
+    return re2.compile(rf"\b(?:{words})\b[\s\S]*?\b(?:{words})\b", _re2_options(case_sensitive=False))
 
 
 _HINTED = _compile_hints()
@@ -387,10 +486,24 @@ def _strip(token: str) -> str:
 def _compile_hints47() -> Any:
     words = "|".join(re.escape(w) for w in _HINTS47)
     one = rf"(?:^|\s)(?:{words})(?:\s|$)"
-    return re2.compile(rf"{one}[\s\S]*{one}", _re2_options())
+    return re2.compile(rf"{one}[\s\S]*?{one}", _re2_options())
 
 
 _HINTED47 = _compile_hints47()
+
+# QWERTY shifts (rules/decode_ciphers.py): the common words as typed one key to the right ("yjr", "upi", "s;;") or to
+# the left ("rgw", "tiy"), whole tokens (a shifted comma or full stop may end one), two in a text; read per line as
+# ROT47 is. Left out: the typings that are words or tokens of their own ("pit" is "our", "die" is "fur", "str", "abs").
+_HINTS_KEYS = sorted({w.translate(t) for w in _COMMON if len(w) > 2 for t in (TYPED_RIGHT, TYPED_LEFT)} - _COMMON
+                     - {"abs", "aww", "die", "gas", "gun", "jod", "pit", "sat", "sib", "str", "sus", "yaw"})
+
+
+def _compile_hints_keys() -> Any:
+    one = "(?:" + "|".join(re.escape(w) for w in _HINTS_KEYS) + r")[./;,']?"
+    return re2.compile(rf"(?:^|\s){one}\s(?:[\s\S]*?\s)??{one}(?:\s|$)", _re2_options())
+
+
+_HINTED_KEYS = _compile_hints_keys()
 
 # Letters spelled out: the NATO alphabet ("Romeo Echo Victor ...", a `/` or `|` between words) and Morse code
 # (".-. . ...- / -.-- --- ..-"), SPELLED_LETTERS of them or more in a row. "Alpha Bravo Charlie" in a lesson, or an
@@ -418,7 +531,43 @@ _SPELLED = re2.compile(
     r"|[.-]{1,6}[ /][.-]{1,6}[ /][.-]{1,6}[ /][.-]{1,6}", _re2_options())
 
 
-_RARE = re2.compile(f"(?:{_HINTED47.pattern})|(?:{_SPELLED.pattern})", _re2_options())
+# The cold pass: one RE2 DFA pass over every text, the union of the hints of the kinds that ordinary text rarely has:
+# ROT13, reversed and Atbash words (case-insensitive), ROT47 words, spelled alphabets, QWERTY-shifted words, a stated
+# key, A1Z26 and Bacon runs, mojibake, punycode, Chinese written backwards and shifted ideographs. It replaced two
+# passes (the ROT13 words', and ROT47's with the spelled alphabets'), ~2.4 us each on a ~1 KB prompt: the union of them
+# all is ~3.7 us, so ordinary text pays less than before for more kinds. When it matches, one RE2 set pass says which
+# kinds' hints are there (`_cold_kinds`: the union's match itself tells only the first), and only those kinds look
+# for runs. The set's DFA has no fallback when it runs out of memory (RE2's matcher falls back to its NFA): it
+# holds a pattern that matches every text, and a result without it is answered hint by hint.
+def _cold_hints() -> dict[str, str]:
+    """The cold pass's hints by kind, as RE2 patterns."""
+    return {"cipher": f"(?i:{_HINTED.pattern})", "rot47": _HINTED47.pattern, "spelled": _SPELLED.pattern,
+            "keyboard": _HINTED_KEYS.pattern, "vigenere": KEY_HINT, "a1z26": A1Z26_HINT, "bacon": BACON_HINT,
+            "mojibake": MOJIBAKE_HINT, "punycode": PUNYCODE_HINT, "reversed_zh": reversed_hint(),
+            "cjk_shift": uncommon_hint(_common_hanzi())}
+
+
+@dataclass(frozen=True, slots=True)
+class _ColdPass:
+    union: Any  # RE2: any hint
+    kinds: Any  # RE2 set: which hints (and the sentinel, last)
+    names: tuple[str, ...]  # the set's pattern indices as kinds
+    hints: dict[str, Any]  # RE2 by kind: one hint, when the set could not say
+
+
+@functools.cache
+def _cold() -> _ColdPass:
+    """The cold pass, compiled on first use (the uncommon ideographs' class needs the common ones)."""
+    options = _re2_options()
+    options.max_mem = 64 << 20  # the union's program is ~25,000 instructions; its DFA is built as texts need it
+    hints = _cold_hints()
+    union = re2.compile("|".join(f"(?:{p})" for p in hints.values()), options)
+    kinds = re2.Set.SearchSet(options)
+    for pattern in hints.values():
+        kinds.Add(pattern)
+    kinds.Add("")  # the sentinel: matches every text
+    kinds.Compile()
+    return _ColdPass(union, kinds, tuple(hints), {kind: re2.compile(p, options) for kind, p in hints.items()})
 
 
 _NATO_OR_BREAK = re.compile(rf"{_NATO_WORD}|[/|]", re.IGNORECASE)
@@ -447,7 +596,8 @@ class DecodedRun:
     start: int
     end: int
     encoding: str  # base64 | hex | url | binary | decimal | html | escapes | qp | tags | zero_width | braille | octal
-    #                | ascii85 | uuencode | utf7 | upside_down | rot13 | rot47 | reversed | nato | morse
+    #                | ascii85 | uuencode | utf7 | upside_down | rot13 | rot47 | reversed | nato | morse | atbash
+    #                | vigenere | a1z26 | bacon | keyboard | gb2312 | mojibake | punycode | cjk_shift | reversed_zh
     text: str
     truncated: bool
 
@@ -625,13 +775,22 @@ class Decoder:
         self._runs = _compile_runs(config.min_run)
         self._hot = (config.base64 or config.hex or config.url or config.binary or config.decimal or config.escapes
                      or config.zero_width or config.braille or config.octal or config.ascii85 or config.uuencode
-                     or config.utf7)  # `_RUNS`'s pass finds them or their hints
+                     or config.utf7 or config.gb2312)  # `_RUNS`'s pass finds them or their hints
+        self._cold_on = (config.rot13 or config.reverse or config.atbash or config.rot47 or config.spelled
+                         or config.keyboard or config.vigenere or config.a1z26 or config.bacon or config.mojibake
+                         or config.punycode or config.cjk_shift)
+        self._cold = _cold()
+
+    def too_short(self, text: str) -> bool:
+        """Shorter than `min_run` characters and ASCII, or shorter than CJK_CODES characters: no run fits. Chinese
+        backwards or shifted is as long as the order it hides ("令指有所的前之略忽" is nine characters)."""
+        return len(text) < self.config.min_run and (len(text) < CJK_CODES or text.isascii())
 
     def runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """The decodable runs of `text`; `budget` is [bytes left, runs left], shared across depths."""
         cfg = self.config
         out: list[DecodedRun] = []
-        if len(text) < cfg.min_run:
+        if self.too_short(text):
             return out
         data = text.encode("utf-8", "surrogatepass")
         hints: dict[str, int] = {}
@@ -652,18 +811,151 @@ class Decoder:
             out += self._escaped_runs(text, data, budget, "html")
         if cfg.qp and _EQUALS in data and len(QP_HINT.findall(data)) >= QP_ESCAPES:
             out += self._escaped_runs(text, data, budget, "qp")
-        if (cfg.rot13 or cfg.reverse) and found_in(_HINTED, data):
+        cold = self._cold_kinds(data) if self._cold_on and found_in(self._cold.union, data) else frozenset()
+        if "cipher" in cold and (cfg.rot13 or cfg.reverse or cfg.atbash):
             out += self._cipher_runs(text, budget)
         if cfg.upside_down and not text.isascii() and (_IPA_LOW in data or _IPA_HIGH in data):
             out += self._upside_down_runs(text, data, min(i for i in map(data.find, FLIPPED_LEADS) if i >= 0), budget)
         if cfg.tags and _TAG_LEAD in data:
             out += self._tag_runs(text, budget)
-        if (cfg.rot47 or cfg.spelled) and found_in(_RARE, data):  # one pass for both: either is rare
-            if cfg.rot47 and found_in(_HINTED47, data):
-                out += self._rot47_runs(text, budget)
-            if cfg.spelled and found_in(_SPELLED, data):
-                out += self._spelled_runs(text, budget)
+        if cold:
+            out += self._cold_runs(text, data, budget, cold)
         return out
+
+    def _cold_kinds(self, data: bytes) -> frozenset[str]:
+        """The kinds whose hints are in `data`: one set pass, or one pass a hint when the set's DFA gave up."""
+        found = self._cold.kinds.Match(data)
+        names = self._cold.names
+        if len(names) in found:  # the sentinel: the set's answer is whole
+            return frozenset(names[i] for i in found if i < len(names))
+        return frozenset(kind for kind, hint in self._cold.hints.items() if found_in(hint, data))
+
+    def _cold_runs(self, text: str, data: bytes, budget: list[int], cold: frozenset[str]) -> list[DecodedRun]:
+        """The runs of the kinds whose hints the cold pass found (but the letter ciphers': `runs`)."""
+        cfg = self.config
+        out: list[DecodedRun] = []
+
+        def hinted(kind: str) -> bool:
+            return kind in cold and bool(getattr(cfg, kind))
+
+        if hinted("rot47"):
+            out += self._token_runs(text, budget, lambda run: run.translate(_ROT47), "rot47")
+        if hinted("spelled"):
+            out += self._spelled_runs(text, budget)
+        if hinted("keyboard"):
+            out += self._token_runs(text, budget, lambda run: run.translate(KEY_LEFT), "keyboard")  # typed right
+            out += self._token_runs(text, budget, lambda run: keyboard_left(run, _known), "keyboard")
+        if hinted("vigenere"):
+            out += self._vigenere_runs(text, budget)
+        if hinted("a1z26"):
+            out += self._pattern_runs(text, budget, A1Z26_RUN, lambda run: (a1z26(run),), "a1z26")
+        if hinted("bacon"):
+            out += self._pattern_runs(text, budget, BACON_RUN, lambda run: bacon(run, _known), "bacon")
+        if hinted("mojibake"):
+            out += self._pattern_runs(text, budget, MOJIBAKE_RUN, lambda run: (mojibake(run),), "mojibake")
+        if hinted("punycode"):
+            out += self._punycode_runs(text, budget)
+        if cfg.reverse and "reversed_zh" in cold:
+            out += self._cjk_runs(text, data, budget, "reversed_zh")
+        if hinted("cjk_shift"):
+            out += self._cjk_runs(text, data, budget, "cjk_shift")
+        return out
+
+    def _pattern_runs(self, text: str, budget: list[int], pattern: re.Pattern[str],
+                      readings: Callable[[str], Sequence[str]], encoding: str) -> list[DecodedRun]:
+        """The runs of `pattern` (A1Z26, Bacon, mojibake), each kept with its first reading that reads as Chinese, or
+        as English when the run as written does not."""
+        out: list[DecodedRun] = []
+        for m in pattern.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            run = _spend(budget, m.group())
+            for plain in readings(run):
+                if plain != run and (_reads_as_chinese(plain)
+                                     or (_reads_as_english(plain) and not _reads_as_english(run))):
+                    out.append(DecodedRun(m.start(), m.end(), encoding, plain, len(run) < len(m.group())))
+                    break
+        return out
+
+    def _vigenere_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """The clause runs (`_cipher_spans`) on the line of a stated key, on the KEY_LINES_AFTER lines after it or on
+        the line before (no farther than the byte budget either way), decrypted with the key (the key's own words left
+        out of a run that holds them), kept when that reads as English. The first KEYS_TRIED keys of a text only."""
+        out: list[DecodedRun] = []
+        tried: set[tuple[int, int]] = set()
+        for m in itertools.islice(KEY_STATED.finditer(text), KEYS_TRIED):
+            key = next(k for k in m.groups() if k)
+            first = max(text.rfind("\n", 0, max(0, text.rfind("\n", 0, m.start()))) + 1, m.start() - budget[0])
+            last = m.start()
+            for _ in range(KEY_LINES_AFTER + 1):  # past the line break that ends each line
+                last = text.find("\n", last) + 1 or len(text) + 1
+            capped = last - 1 > m.end() + budget[0]  # a run at the window's end may go on past it: truncated
+            last = min(last - 1, m.end() + budget[0])
+            for span_start, span_end in _cipher_spans(text[first:last]):
+                start, end = first + span_start, first + span_end
+                if start < m.end() and m.start() < end:  # "decrypt with key LANTERN Tvtfif ...": one clause
+                    start = m.end() + len(text[m.end():end]) - len(_LEAD.sub("", text[m.end():end]))
+                if end - start < CIPHER_WORDS or (start, end) in tried:
+                    continue
+                if budget[0] <= 0 or budget[1] <= 0:
+                    return out
+                tried.add((start, end))
+                run = _spend(budget, text[start:end])
+                plain = vigenere(run, key)
+                if _reads_as_english(plain) and not _reads_as_english(run):
+                    cut = len(run) < end - start or (capped and not text[end:last].strip())
+                    out.append(DecodedRun(start, end, "vigenere", plain, cut))
+        return out
+
+    def _punycode_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Host names with `xn--` labels, kept decoded when a label reads as Chinese or English."""
+        out: list[DecodedRun] = []
+        for m in PUNYCODE_RUN.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            run = _spend(budget, m.group())
+            host, labels = punycode(run)
+            if any(_reads_as_chinese(label) or _reads_as_english(label) for label in labels):
+                out.append(DecodedRun(m.start(), m.end(), "punycode", host, len(run) < len(m.group())))
+        return out
+
+    def _cjk_runs(self, text: str, data: bytes, budget: list[int], encoding: str) -> list[DecodedRun]:
+        """Chinese written backwards (`reversed_zh`) or shifted by a few code points (`cjk_shift`), looked for around
+        each place its hint matched: the clause runs `reversed_spans` or `shifted_spans` find there, read back, kept
+        when that reads as Chinese (with WORDS_READ common words, shifted)."""
+        out: list[DecodedRun] = []
+        common = _common_hanzi()
+        for first, last in self._hinted_windows(text, data, self._cold.hints[encoding], budget):
+            window = text[first:last]
+            spans = reversed_spans(window) if encoding == "reversed_zh" else shifted_spans(window, common)
+            for start, end in spans:
+                if budget[0] <= 0 or budget[1] <= 0:
+                    return out
+                run = _spend(budget, window[start:end])
+                plain = run[::-1] if encoding == "reversed_zh" else shifted_back(run, common)
+                if plain is not None and _reads_as_chinese(plain) and (encoding == "reversed_zh"
+                                                                       or word_hits(plain) >= WORDS_READ):
+                    out.append(DecodedRun(first + start, first + end, encoding, plain, len(run) < end - start))
+        return out
+
+    @staticmethod
+    def _hinted_windows(text: str, data: bytes, hint: Any, budget: list[int]) -> Iterator[tuple[int, int]]:
+        """[start, end) of the text around each match of `hint`: its line, but no more than HINT_BEFORE characters
+        before the match and the byte budget's worth after it (a megabyte on one line is not read whole)."""
+        match: RE2Match = hint._regexp.Match
+        byte, char = 0, 0
+        while budget[0] > 0 and budget[1] > 0:
+            found = match(_UNANCHORED, data, byte, len(data))[0][0]
+            if found < 0:
+                return
+            at = char + len(data[byte:found].decode("utf-8", "surrogatepass"))
+            first = max(text.rfind("\n", 0, at) + 1, at - HINT_BEFORE)
+            line_end = text.find("\n", at)
+            last = min(len(text) if line_end < 0 else line_end, at + budget[0])
+            yield first, last
+            byte, char = found + len(text[at:last].encode("utf-8", "surrogatepass")), last
+            if byte <= found:
+                return
 
     def _tag_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of Unicode tag characters, as the ASCII they mirror."""
@@ -677,23 +969,24 @@ class Decoder:
                 out.append(DecodedRun(m.start(), m.end(), "tags", plain, len(run) < len(m.group())))
         return out
 
-    def _rot47_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
-        """Per line, the stretch from the first to the last token whose ROT47 is a common English word, kept when
-        it does not read as English but its ROT47 does."""
+    def _token_runs(self, text: str, budget: list[int], turn: Callable[[str], str],
+                    encoding: str) -> list[DecodedRun]:
+        """Per line, the stretch from the first to the last token that `turn` (ROT47, a QWERTY shift) turns into a
+        common English word, kept when it does not read as English but turned does."""
         out: list[DecodedRun] = []
         for line in _LINE.finditer(text):
             if budget[0] <= 0 or budget[1] <= 0:
                 break
-            hits = [m for m in _TOKEN.finditer(line.group()) if _is_common(_strip(m.group().translate(_ROT47)))]
+            hits = [m for m in _TOKEN.finditer(line.group()) if _is_common(_strip(turn(m.group())))]
             if len(hits) < 2:
                 continue
             start, end = line.start() + hits[0].start(), line.start() + hits[-1].end()
             budget[1] -= 1
             run = text[start:min(end, start + budget[0])]
             budget[0] -= len(run)
-            plain = run.translate(_ROT47)
+            plain = turn(run)
             if _reads_as_english(plain) and not _reads_as_english(run):
-                out.append(DecodedRun(start, end, "rot47", plain, start + len(run) < end))
+                out.append(DecodedRun(start, end, encoding, plain, start + len(run) < end))
         return out
 
     def _spelled_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
@@ -721,7 +1014,8 @@ class Decoder:
             budget[1] -= 1
             run = text[start:min(end, start + budget[0])]
             budget[0] -= len(run)
-            tries = ((cfg.rot13, "rot13", run.translate(_ROT13)), (cfg.reverse, "reversed", run[::-1]))
+            tries = ((cfg.rot13, "rot13", run.translate(_ROT13)), (cfg.reverse, "reversed", run[::-1]),
+                     (cfg.atbash, "atbash", run.translate(ATBASH)))
             for on, encoding, plain in tries:
                 if on and _reads_as_english(plain):
                     out.append(DecodedRun(start, end, encoding, plain, start + len(run) < end))
@@ -754,7 +1048,9 @@ class Decoder:
             if kind == "hexesc" and stop - start < 4 * HEX_ESCAPES:
                 continue
             if kind == "dec":
-                found = self._decimal_run(text, data, start, stop, budget) if cfg.decimal else None
+                found = self._quwei_run(text, data, start, stop, budget) if cfg.gb2312 else None
+                if found is None and cfg.decimal:
+                    found = self._decimal_run(text, data, start, stop, budget)
                 if found is not None:
                     out.append(found)
                     continue
@@ -768,6 +1064,8 @@ class Decoder:
                 if data[start] == _PLUS and data.find(_MINUS, start, stop) >= 0:
                     continue  # `+...-`: UTF-7, not base64 (no base64 alphabet has both), which is not charged for it
             run = data[start:stop].decode("ascii")
+            if kind == "b64" and _DIGITS_AND_DASHES.fullmatch(run):
+                continue  # "9-14-19-20-18-21-3-20-9-15-14-19" (A1Z26) would spend the runs' budget on nothing
             decoded = self._decode(kind, run, budget)
             if decoded is None:
                 continue
@@ -907,6 +1205,24 @@ class Decoder:
         chars = _chars(text, data, start)
         return DecodedRun(chars, chars + len(run), "decimal", decoded, truncated)
 
+    def _quwei_run(self, text: str, data: bytes, start: int, stop: int, budget: list[int]) -> DecodedRun | None:
+        """A decimal run of four-digit numbers read as GB2312 区位码, kept when every number is an assigned code and
+        the characters read as Chinese with WORDS_READ common words: PINs, years, prices and part numbers do not."""
+        run = data[start:stop].decode("ascii")
+        if _QUWEI_RUN.fullmatch(run) is None:
+            return None
+        budget[1] -= 1
+        found = quwei(run, budget[0])
+        if found is None:
+            return None
+        raw, truncated = found
+        budget[0] -= len(raw)
+        decoded = raw.decode("utf-8")
+        if not (_reads_as_chinese(decoded) and word_hits(decoded) >= WORDS_READ):
+            return None
+        chars = _chars(text, data, start)
+        return DecodedRun(chars, chars + len(run), "gb2312", decoded, truncated)
+
     def _decode(self, kind: str, run: str, budget: list[int]) -> tuple[bytes, bool] | None:
         cfg = self.config
         if kind == "bin":
@@ -969,7 +1285,7 @@ class DecodingDetector:
         return None  # requests only: never used to hold back a stream
 
     def detect(self, text: str) -> Sequence[Finding]:
-        if len(text) < self.decoder.config.min_run:
+        if self.decoder.too_short(text):
             return []
         found: dict[tuple[int, str], Finding] = {}
         for start, end, decoded in self.decoder.decoded_texts(text):

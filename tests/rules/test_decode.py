@@ -345,10 +345,9 @@ def test_decimal_and_html_switches() -> None:
     assert decoded("x " + codes(PHRASE), decimal=False) == []
     assert decoded("x " + refs(ZH), html=False) == []
     assert decoded("x " + codes(PHRASE) + " " + refs(ZH), decimal=False, html=False, hex=False) == []
-    assert not DecodeConfig(base64=False, hex=False, url=False, binary=False, rot13=False, rot47=False, reverse=False,
-                            spelled=False, decimal=False, html=False, tags=False, escapes=False, qp=False,
-                            zero_width=False, braille=False, octal=False, ascii85=False, uuencode=False, utf7=False,
-                            upside_down=False).enabled
+    from rules.loader import DECODE_SWITCHES
+
+    assert not DecodeConfig(**dict.fromkeys(DECODE_SWITCHES, False)).enabled
     assert DecodeConfig(base64=False, hex=False, url=False, binary=False, rot13=False, rot47=False, reverse=False,
                         spelled=False).enabled  # decimal and html are on
     assert "dec=1,html=1" in DecodeConfig().describe()
@@ -580,7 +579,7 @@ def test_escapes_qp_zero_width_and_braille_switches(tmp_path: object) -> None:
     assert sorted(on) == ["braille", "escapes", "qp", "zero_width"]
     for switch, encoding in (("escapes", "escapes"), ("qp", "qp"), ("zero_width", "zero_width"),
                              ("braille", "braille")):
-        off = [r.encoding for r in Decoder(DecodeConfig(**{switch: False})).runs(text, [8192, 16])]  # type: ignore[arg-type]
+        off = [r.encoding for r in Decoder(DecodeConfig(**{switch: False})).runs(text, [8192, 16])]
         assert sorted(off) == sorted(e for e in on if e != encoding)
     assert "esc=1,qp=1,tags=1,zw=1,braille=1" in DecodeConfig().describe()
     path = Path(str(tmp_path)) / "r.yaml"
@@ -777,12 +776,12 @@ def test_octal_ascii85_uuencode_utf7_and_upside_down_switches(tmp_path: object) 
     on = [r.encoding for r in Decoder(DecodeConfig()).runs(text, [8192, 16])]
     assert sorted(on) == ["ascii85", "octal", "upside_down", "utf7", "uuencode"]
     for switch in ("octal", "ascii85", "uuencode", "utf7", "upside_down"):
-        off = [r.encoding for r in Decoder(DecodeConfig(**{switch: False})).runs(text, [8192, 16])]  # type: ignore[arg-type]
+        off = [r.encoding for r in Decoder(DecodeConfig(**{switch: False})).runs(text, [8192, 16])]
         assert sorted(off) == sorted(e for e in on if e != switch)
     assert "braille=1,oct=1,a85=1,uu=1,utf7=1,flip=1" in DecodeConfig().describe()
     only = DecodeConfig(**{k: False for k in ("base64", "hex", "url", "binary", "decimal", "html", "escapes", "qp",
                                                "tags", "zero_width", "braille", "rot13", "rot47", "reverse",
-                                               "spelled", "octal", "ascii85", "uuencode", "utf7")})  # type: ignore[arg-type]
+                                               "spelled", "octal", "ascii85", "uuencode", "utf7")})
     assert only.enabled and [r.encoding for r in Decoder(only).runs(text, [8192, 16])] == ["upside_down"]
     path = Path(str(tmp_path)) / "r.yaml"
     path.write_text("version: 1\nnormalize: {decode: {octal: false, ascii85: false, uuencode: false, utf7: false, "
