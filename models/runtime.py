@@ -97,9 +97,10 @@ class Runtime:
         return out
 
     def forget(self) -> None:
-        """Empty the encoder output caches (benchmarks: every prompt pays full price)."""
+        """Empty the encoder output caches and the tokenizer's (benchmarks: every prompt pays full price)."""
         self._early_cache.clear()
         self._late_cache.clear()
+        self.tokenizer.forget()
 
     def cached_late(self, ids: Sequence[int]) -> F32 | None:
         """The full features of a window another head set has already run through the whole encoder."""

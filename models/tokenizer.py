@@ -23,10 +23,15 @@ import numpy.typing as npt
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as spm_pb
 
+from models.lru import Lru
+
 META = "\u2581"
 _SPACES = re.compile(" {2,}")
 # piece types of sentencepiece_model.proto
 _NORMAL, _UNKNOWN, _CONTROL = 1, 2, 3
+# Sentences whose ids encode_batch remembers: a few prompts' worth (a 5 KB prompt is ~60 sentences), so the next head
+# set judging the same prompt finds them; a training run's thousands of texts only pass through.
+SENTENCE_CACHE = 1024
 UNK_PENALTY = 10.0  # e5.c: unk score = min piece score - 10 (SentencePiece's kUnkPenalty)
 
 
@@ -102,6 +107,7 @@ class Tokenizer:
         self.bos, self.eos, self.pad, self.unk = bos, eos, pad, unk
         self._vocab_cache: _Vocab | None = None
         self._lock = threading.Lock()
+        self._sentences: Lru[str, tuple[int, ...]] = Lru(SENTENCE_CACHE)
 
     @classmethod
     def from_files(cls, model_path: Path, norm_path: Path) -> Tokenizer:
@@ -149,9 +155,22 @@ class Tokenizer:
         return [p.replace(META, " ") for p in out]
 
     def encode_batch(self, texts: Sequence[str]) -> list[list[int]]:
-        norms = [self.normalize(t) for t in texts]
-        out: list[list[int]] = self._sp.encode(norms, out_type=int)
-        return [self._viterbi(n) if self.unk in ids else ids for n, ids in zip(norms, out, strict=True)]
+        """`encode` of each text. The last SENTENCE_CACHE texts' ids are remembered: every head set cuts a prompt into
+        the same sentences (the attack heads read them through models/fold.py, which leaves nearly all unchanged),
+        and each is tokenized once for all of them."""
+        out = [self._sentences.get(t) for t in texts]
+        todo = [i for i, ids in enumerate(out) if ids is None]
+        if todo:
+            norms = [self.normalize(texts[i]) for i in todo]
+            fresh: list[list[int]] = self._sp.encode(norms, out_type=int)
+            for i, n, ids in zip(todo, norms, fresh, strict=True):
+                out[i] = known = tuple(self._viterbi(n) if self.unk in ids else ids)
+                self._sentences.put(texts[i], known)
+        return [list(ids) for ids in out if ids is not None]
+
+    def forget(self) -> None:
+        """Empty the sentence cache (benchmarks: every prompt pays full price)."""
+        self._sentences.clear()
 
     def _vocab(self) -> _Vocab:
         """The pieces and scores as Python objects, built on the first text with an unknown character."""

@@ -40,6 +40,20 @@ def test_batch_equals_single(rt: Runtime) -> None:
     assert rt.tokenizer.encode_batch(texts) == [rt.tokenizer.encode(t) for t in texts]
 
 
+def test_remembered_sentences_come_back_the_same_and_unshared(rt: Runtime) -> None:
+    tok = rt.tokenizer
+    tok.forget()
+    texts = [*GOLDEN, "a \u0378\u0379 b", *GOLDEN]  # repeats within a batch, and an unknown character's Viterbi
+    first = tok.encode_batch(texts)
+    assert first == [tok.encode(t) for t in texts]
+    first[0].append(-1)  # a caller's list is its own
+    again = tok.encode_batch(list(reversed(texts)))  # every one remembered now
+    assert again == [tok.encode(t) for t in reversed(texts)]
+    assert len(tok._sentences) == len(set(texts))
+    tok.forget()
+    assert len(tok._sentences) == 0
+
+
 def _reference_normalize(tok: Tokenizer, text: str) -> str:
     """e5.c's pre-tokenization written plainly: every character through the map, then the space steps."""
     text = re.sub(" {2,}", " ", text.translate(tok._table))
