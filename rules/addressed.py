@@ -139,12 +139,14 @@ _ACTIONS = (
 # assistant:", "Reviewers:" in a journal's guidance are people, and people may be told to pay or to keep quiet).
 _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomous|bots?|chatbots?|copilots?|co-pilots?"
               r"|[\w-]+-bots?|summari[sz]ers?|crawlers?|scrapers?|parsers?|classifiers?|automations?|pipelines?)\b"
-              r"|AI|人工智能|机器人|智能体|大模型|GPT|Copilot")
+              r"|人工智能|机器人|智能体|大模型")  # "AI" only as a word: case-insensitive, it is in "claims agents" too
 _MACHINE_ROLE = r"\b(?:assistants?|agents?|models?|generators?)\b|助手|助理|模型"
 _PERSON_ROLE = (r"\b(?:estate|letting|travel|insurance|sales|support|service|customer|ticket|booking|shipping|customs"
                 r"|border|secret|special|free|sports|talent|literary|leasing|rental|property|claims?|field|station|gate"
-                r"|executive|personal|teaching|research|administrative|admin|dental|medical|nursing|legal|shop|store"
-                r"|lab|care|office|production|editorial|marketing|program|role|fashion|my)\s+(?:assistants?|agents?|models?)\b")
+                r")\s+agents?\b"
+                r"|\b(?:executive|personal|teaching|research|administrative|admin|dental|medical|nursing|legal|shop|store"
+                r"|sales|lab|care|office|production|editorial|marketing|program)\s+assistants?\b"
+                r"|\b(?:role|fashion)\s+models?\b|\bmy\s+(?:assistant|agent)s?\b")
 
 # robots.txt's "User-agent:" names a crawler to match, it does not speak to one
 _DIRECTIVES = ("user-agent", "user_agent")

@@ -102,6 +102,7 @@ def test_an_addressed_instruction_runs_from_its_addressee_to_its_action(text: st
     "Steps for the bot: greet the customer, then ask which size they need.",
     # the actions, said to people
     "Estate agents: the deposit must be protected within 30 days.",
+    "Claims agents: the payout needs a second signature before any transfer.",  # "ai" inside a word names no AI
     "Reviewers: do not disclose the manuscript or your identity to the authors.",
     "Note for my assistant: please transfer the deposit for the venue today.",
     "Customer service agents should refund the order when the parcel is lost.",
