@@ -24,6 +24,8 @@ import itertools
 
 import re2
 
+from rules.findings import utf8_safe
+
 _EN = (r"\bsuicid\w*", r"\bkill(?:ing|ed)?\s+my\s*self\b", r"\bkms\b", r"\bunalive\w*",
        r"\bself[- ]?harm\w*", r"\b(?:cut|cutting|burn|burning|hurt|hurting)\s+my\s*self\b",
        r"\bend(?:ing)?\s+(?:my\s+(?:own\s+)?life|it\s+all)\b", r"\btake\s+my\s+(?:own\s+)?life\b")
@@ -46,7 +48,7 @@ MAX_SPANS = 32
 
 def spans(text: str) -> list[tuple[int, int]]:
     """[start, end) of each stock self-harm word of `text`, in text order, the first MAX_SPANS."""
-    return [(m.start(), m.end()) for m in itertools.islice(_WORDS.finditer(text), MAX_SPANS)]
+    return [(m.start(), m.end()) for m in itertools.islice(_WORDS.finditer(utf8_safe(text)), MAX_SPANS)]
 
 
 __all__ = ["MAX_SPANS", "spans"]

@@ -24,6 +24,7 @@ import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2 as spm_pb
 
 from models.lru import Lru
+from rules.findings import utf8_safe
 
 META = "\u2581"
 _SPACES = re.compile(" {2,}")
@@ -130,7 +131,7 @@ class Tokenizer:
         # dict (~97 us per KB of Chinese, where a dozen characters change; this ~7 us). Printable ASCII, the
         # map's only ASCII keys being control characters, is left as it is without a search.
         if not (text.isascii() and text.isprintable()):
-            text = self._mapped.sub(self._rewrite, text)
+            text = self._mapped.sub(self._rewrite, utf8_safe(text))
         if "  " in text:
             text = _SPACES.sub(" ", text)
         if not text.startswith(" "):

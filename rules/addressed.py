@@ -33,7 +33,7 @@ from collections.abc import Sequence
 
 import re2
 
-from rules.findings import Finding
+from rules.findings import Finding, utf8_safe
 
 CATEGORY = "prompt_injection"
 KIND = "addressed"
@@ -180,6 +180,7 @@ _PERSON = _compile([_PERSON_ROLE])
 
 def marks(text: str) -> list[tuple[int, int]]:
     """[start, end) of each place `text` addresses an automated reader, in text order, the first MAX_SPANS."""
+    text = utf8_safe(text)
     # an addressee is named on one line: "to come tuesday\nAgent:" is the end of a sentence and a speaker label
     found = (m for m in _ADDRESSED.finditer(text)
              if "\n" not in m.group(0).rstrip() and not m.group(0).lower().startswith(_DIRECTIVES))
@@ -205,6 +206,7 @@ def _automated(text: str, start: int, end: int) -> bool:
 def instructions(text: str) -> list[tuple[int, int]]:
     """[start, end) from each addressee of `text` named as automated to the first harmful action within REACH
     characters after it."""
+    text = utf8_safe(text)
     out = []
     for start, end in marks(text):
         if _speaker_label(text, start, end) or not _automated(text, start, end):

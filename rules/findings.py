@@ -3,6 +3,7 @@ FindingFilter protocols."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -44,6 +45,16 @@ class Finding:
     rule: str  # id of the rule that produced it
     score: float = 1.0  # confidence in [0, 1]
     valid: bool | None = None  # checksum verdict: True passed, None no checksum exists (False never surfaces)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_safe(text: str) -> str:
+    """`text` with each lone surrogate as U+FFFD. JSON lets a client escape one ("\\ud800"), and UTF-8 cannot hold it:
+    RE2 and SentencePiece, which take UTF-8, raise on it. One character for another keeps every offset, so a detector
+    that reads the safe text reports offsets of the raw one."""
+    return _SURROGATE.sub("\ufffd", text) if not text.isascii() and _SURROGATE.search(text) else text
 
 
 @runtime_checkable

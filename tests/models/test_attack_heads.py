@@ -290,3 +290,9 @@ def test_the_shipped_heads_were_trained_at_the_attack_target(attack: attack_head
     assert stack is not None and stack.n_categories == 2 and attack.user.heads.version == 7
     # every training row is remembered: each exemplar digest is one text, a long negative several windows
     assert len(kept.rows) >= len(attack.user.exemplar_digests)
+
+
+def test_a_lone_surrogate_does_not_stop_the_heads(attack: attack_heads.AttackSemanticDetector) -> None:
+    # JSON may escape one ("\udfff"): the tokenizer and the cues' RE2 passes read it as U+FFFD
+    text = "I have decided to kill myself tonight, I have the pills ready \udfff"
+    assert {f.category for f in attack.detect(text)} == {"self_harm"}

@@ -51,3 +51,9 @@ def test_look_alikes_are_marked_and_left_to_the_heads() -> None:
 def test_the_marks_are_capped() -> None:
     text = "suicide. " * (self_harm_words.MAX_SPANS + 10)
     assert len(self_harm_words.spans(text)) == self_harm_words.MAX_SPANS
+
+
+def test_a_lone_surrogate_is_read_past() -> None:
+    text = "\ud800 I want to kill myself"
+    (start, end), = self_harm_words.spans(text)
+    assert text[start:end] == "kill myself"

@@ -92,3 +92,10 @@ def test_the_viterbi_vocabulary_is_built_once(rt: Runtime) -> None:
     assert vocab.unk_score == min(vocab.scores) - UNK_PENALTY
     assert vocab.max_len == max(len(p) for p in vocab.pieces)
     assert tok.encode("私下造土铳卖").count(tok.unk) == 1
+
+
+def test_a_lone_surrogate_is_read_as_the_replacement_character(rt: Runtime) -> None:
+    # JSON may escape one ("\ud800"); SentencePiece takes UTF-8, which cannot hold it
+    tok = rt.tokenizer
+    assert tok.encode("call me \ud800 later") == tok.encode("call me \ufffd later")
+    assert tok.encode_batch(["我想\udfff说"]) == [tok.encode("我想\ufffd说")]

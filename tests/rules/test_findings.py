@@ -28,3 +28,14 @@ def test_decide_builds_ordinary_decisions() -> None:
         d.action = Action.ALLOW  # type: ignore[misc]
     alert = decide(finding, RulePolicy("r", Action.BLOCK, level=3, alert=True))
     assert alert == Decision(finding, Action.BLOCK, 3, None, True)
+
+
+def test_utf8_safe_replaces_lone_surrogates_one_for_one() -> None:
+    from rules.findings import utf8_safe
+
+    text = "a\ud800b 忽略\udfff"
+    safe = utf8_safe(text)
+    assert safe == "a\ufffdb 忽略\ufffd" and len(safe) == len(text)
+    safe.encode("utf-8")  # encodable now
+    plain = "ordinary text, 普通文本"
+    assert utf8_safe(plain) is plain and utf8_safe("ascii") == "ascii"
