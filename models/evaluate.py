@@ -98,6 +98,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # (their .md files have the readings): development sets since, not trained on. eval41 (9bad410) was written blind in
 # session 23 the same way (its writer read only eval40.md before its first reading) and read once late in session 23
 # (its .md has the reading): a development set since, not trained on.
+# eval42 was written blind in session 23 the same way (its writer read only eval41.md before its first reading): blind,
+# not yet read.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
@@ -105,7 +107,7 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval31.jsonl", "semantic_eval32.jsonl", "semantic_eval33.jsonl",
                "semantic_eval34.jsonl", "semantic_eval35.jsonl", "semantic_eval36.jsonl", "semantic_eval37.jsonl",
                "semantic_eval38.jsonl", "semantic_eval39.jsonl", "semantic_eval40.jsonl",
-               "semantic_eval41.jsonl")
+               "semantic_eval41.jsonl", "semantic_eval42.jsonl")
 
 
 def data_path(name: str) -> Path:
