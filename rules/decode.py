@@ -861,21 +861,34 @@ class Decoder:
             out += self._cjk_runs(text, data, budget, "cjk_shift")
         return out
 
-    def _pattern_runs(self, text: str, budget: list[int], pattern: re.Pattern[str],
-                      readings: Callable[[str], Sequence[str]], encoding: str) -> list[DecodedRun]:
-        """The runs of `pattern` (A1Z26, Bacon, mojibake), each kept with its first reading that reads as Chinese, or
-        as English when the run as written does not."""
+    @staticmethod
+    def _matched_runs(text: str, budget: list[int], pattern: re.Pattern[str],
+                      read: Callable[[re.Match[str], str], tuple[str, str] | None]) -> list[DecodedRun]:
+        """The matches of `pattern` within the budget, each read by `read` from its match and its run (the match cut to
+        the byte budget): kept as (encoding, plain text), or left (None)."""
         out: list[DecodedRun] = []
         for m in pattern.finditer(text):
             if budget[0] <= 0 or budget[1] <= 0:
                 break
             run = _spend(budget, m.group())
+            kept = read(m, run)
+            if kept is not None:
+                out.append(DecodedRun(m.start(), m.end(), kept[0], kept[1], len(run) < len(m.group())))
+        return out
+
+    def _pattern_runs(self, text: str, budget: list[int], pattern: re.Pattern[str],
+                      readings: Callable[[str], Sequence[str]], encoding: str) -> list[DecodedRun]:
+        """The runs of `pattern` (A1Z26, Bacon, mojibake), each kept with its first reading that reads as Chinese, or
+        as English when the run as written does not."""
+
+        def read(_: re.Match[str], run: str) -> tuple[str, str] | None:
             for plain in readings(run):
                 if plain != run and (_reads_as_chinese(plain)
                                      or (_reads_as_english(plain) and not _reads_as_english(run))):
-                    out.append(DecodedRun(m.start(), m.end(), encoding, plain, len(run) < len(m.group())))
-                    break
-        return out
+                    return encoding, plain
+            return None
+
+        return self._matched_runs(text, budget, pattern, read)
 
     def _vigenere_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """The clause runs (`_cipher_spans`) on the line of a stated key, on the KEY_LINES_AFTER lines after it or on
@@ -909,15 +922,13 @@ class Decoder:
 
     def _punycode_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Host names with `xn--` labels, kept decoded when a label reads as Chinese or English."""
-        out: list[DecodedRun] = []
-        for m in PUNYCODE_RUN.finditer(text):
-            if budget[0] <= 0 or budget[1] <= 0:
-                break
-            run = _spend(budget, m.group())
+
+        def read(_: re.Match[str], run: str) -> tuple[str, str] | None:
             host, labels = punycode(run)
-            if any(_reads_as_chinese(label) or _reads_as_english(label) for label in labels):
-                out.append(DecodedRun(m.start(), m.end(), "punycode", host, len(run) < len(m.group())))
-        return out
+            readable = any(_reads_as_chinese(label) or _reads_as_english(label) for label in labels)
+            return ("punycode", host) if readable else None
+
+        return self._matched_runs(text, budget, PUNYCODE_RUN, read)
 
     def _cjk_runs(self, text: str, data: bytes, budget: list[int], encoding: str) -> list[DecodedRun]:
         """Chinese written backwards (`reversed_zh`) or shifted by a few code points (`cjk_shift`), looked for around
@@ -959,15 +970,12 @@ class Decoder:
 
     def _tag_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of Unicode tag characters, as the ASCII they mirror."""
-        out: list[DecodedRun] = []
-        for m in _TAG_RUN.finditer(text):
-            if budget[0] <= 0 or budget[1] <= 0:
-                break
-            run = _spend(budget, m.group())
+
+        def read(_: re.Match[str], run: str) -> tuple[str, str] | None:
             plain = run.translate(_UNTAG)
-            if any(c.isalpha() for c in plain):
-                out.append(DecodedRun(m.start(), m.end(), "tags", plain, len(run) < len(m.group())))
-        return out
+            return ("tags", plain) if any(c.isalpha() for c in plain) else None
+
+        return self._matched_runs(text, budget, _TAG_RUN, read)
 
     def _token_runs(self, text: str, budget: list[int], turn: Callable[[str], str],
                     encoding: str) -> list[DecodedRun]:
@@ -991,17 +999,13 @@ class Decoder:
 
     def _spelled_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of NATO spelling-alphabet words and of Morse code, as letters (a `/` between words is a space)."""
-        out: list[DecodedRun] = []
-        for m in _SPELLED_RUN.finditer(text):
-            if budget[0] <= 0 or budget[1] <= 0:
-                break
-            run = _spend(budget, m.group())
+
+        def read(m: re.Match[str], run: str) -> tuple[str, str] | None:
             nato = m.group("nato") is not None
             letters = _spell_nato(run) if nato else _spell_morse(run)
-            if sum(c.isalpha() for c in letters) >= 4:
-                out.append(DecodedRun(m.start(), m.end(), "nato" if nato else "morse", letters,
-                                      len(run) < len(m.group())))
-        return out
+            return ("nato" if nato else "morse", letters) if sum(c.isalpha() for c in letters) >= 4 else None
+
+        return self._matched_runs(text, budget, _SPELLED_RUN, read)
 
     def _cipher_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of Latin clauses that do not read as English (`_cipher_spans`) but do once rotated by 13 letters or
