@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from proxy.guard.ledger import GuardLedger
+from rules.findings import utf8_safe
 
 if TYPE_CHECKING:
     from mitmproxy import http
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 STATE_KEY = "warden"
 MAX_NAME_CHARS = 256  # a model or adapter name as Warden's records carry it
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def record_name(value: object) -> str | None:
@@ -31,7 +30,7 @@ def record_name(value: object) -> str | None:
     if not isinstance(value, str):
         return None
     name = value[:MAX_NAME_CHARS]
-    return _LONE_SURROGATE.sub("\ufffd", name) if not name.isascii() else name
+    return utf8_safe(name)
 
 
 class Route(StrEnum):
