@@ -180,7 +180,11 @@ _PERSON = _compile([_PERSON_ROLE])
 
 def marks(text: str) -> list[tuple[int, int]]:
     """[start, end) of each place `text` addresses an automated reader, in text order, the first MAX_SPANS."""
-    text = utf8_safe(text)
+    return _marks(utf8_safe(text))
+
+
+def _marks(text: str) -> list[tuple[int, int]]:
+    """`marks` of a text RE2 can read (`utf8_safe`)."""
     # an addressee is named on one line: "to come tuesday\nAgent:" is the end of a sentence and a speaker label
     found = (m for m in _ADDRESSED.finditer(text)
              if "\n" not in m.group(0).rstrip() and not m.group(0).lower().startswith(_DIRECTIVES))
@@ -208,7 +212,7 @@ def instructions(text: str) -> list[tuple[int, int]]:
     characters after it."""
     text = utf8_safe(text)
     out = []
-    for start, end in marks(text):
+    for start, end in _marks(text):
         if _speaker_label(text, start, end) or not _automated(text, start, end):
             continue
         action = _ACTION.search(text, end, min(len(text), end + REACH))
