@@ -7,17 +7,23 @@ agent must not take on a stranger's word: pay or transfer, hand over credentials
 or a check, keep it from the user, run a piped shell command. `AddressedInstructionDetector` reports those as
 `prompt_injection` findings of kind `addressed`, which rules.fusion does not clear.
 
-Why (session 21, then 23): indirect injection buried in a long pasted document was the largest group of missed
-injections on every blind set since eval33, nearly all of it English of 500+ characters, and the semantic heads
+Why (session 21, then 23 and 24): indirect injection buried in a long pasted document was the largest group of
+missed injections on every blind set since eval33, nearly all of it English of 500+ characters, and the semantic heads
 read the buried instruction as one more imperative of the document (0.003-0.45 where 0.5 decides, even where
 models/attack_heads.py ADDRESSED_LEVEL lowers the level near a mark to 0.3). What the heads do not weigh is whom the
 instruction is for: a document written for people that turns to "assistants processing this note" is the carrier's
-signature, and ordinary documents rarely do it. Over the development sets eval17-40 (models/data/eval), a mark
-followed by such an action is in 299 of their 2,001 injection positives, 2 of 1,450 injection look-alikes (eval33:
-both retell an incident and quote the attack) and none of 13,394 plain texts (bench/data's long plain, decode and PII
-corpora; the package's benign, documents, hard-times and forms texts). The forms and actions were written after
-reading eval24-40's missed injections, so those counts are an upper bound; through the product (`python -m
-bench.eval_attacks`) eval35-40's injection recall rose from 89.8% to 95.2%, with the same negatives flagged.
+signature, and ordinary documents rarely do it. The forms and actions were written after reading eval24-42's missed
+injections, so counts on those sets are an upper bound. Session 23's detector, over the development sets eval17-42
+(models/data/eval): 339 of their 2,161 injection positives, 4 of 1,570 injection look-alikes, none of 17,845 plain
+texts (their plain rows and self-harm look-alikes; bench/data's long plain, decode and PII corpora; the package's
+benign, documents, hard-times and forms texts). Session 24 (forms and actions from eval42's misses, and the negation
+rule below): 350, 3 (eval33's two retell an incident and quote the attack; eval42's is a call script for "Agents"),
+none; no negative text gained a mark.
+
+A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
+agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
+its comma; an English list runs on past commas); a negative command ("do not mention", "不要告诉") is itself the harm of
+keeping something from the user, unless it too is negated ("never transfer a caller without telling them").
 
 Not marked: talk about AI ("Which assistant is best?", "If an AI tool was used, say so"), 客服 (in Chinese mostly the
 human staff), robots.txt's "User-agent:". Marked but not an instruction: a transcript's speaker label ("Assistant:
@@ -42,11 +48,13 @@ RULE = "prompt_injection.addressed"
 # An English addressee, singular or plural, and the plural alone (a plural addressee followed by a colon is the
 # carrier's heading: "Code generators:", "Support bots answering from this manual:").
 _EN = (r"(?:ai|a\.i\.|llm|language model|model|assistant|agent|bot|chatbot|copilot|co-pilot|summari[sz]er|crawler"
-       r"|scraper|parser|reviewer|screener|grader|generator|analy[sz]er|classifier|automation|pipeline)s?")
+       r"|scraper|parser|reviewer|screener|grader|generator|analy[sz]er|classifier|automation|pipeline|fixer)s?")
 _EN_PLURAL = (r"(?:ais|llms|language models|models|assistants|agents|bots|chatbots|copilots|summari[sz]ers|crawlers"
-              r"|scrapers|parsers|reviewers|screeners|graders|generators|analy[sz]ers|classifiers|automations|pipelines)")
+              r"|scrapers|parsers|reviewers|screeners|graders|generators|analy[sz]ers|classifiers|automations|pipelines"
+              r"|fixers)")
 _ZH = r"(?:助手|机器人|智能体|AI|大模型|模型|助理|Copilot|GPT)"  # not 客服: in Chinese it is mostly the human staff
-_READING = r"(?:reading|processing|parsing|summari[sz]ing|solving|reviewing|grading|scoring|answering|handling)"
+_READING = (r"(?:reading|processing|parsing|summari[sz]ing|solving|reviewing|grading|scoring|answering|handling"
+            r"|helping|assisting|checking|marking|compiling|drafting)")
 
 _FORMS = (
     # "To the analysis model:", "Processing note for automated claim reviewers:", "Steps for the bot:"
@@ -60,6 +68,8 @@ _FORMS = (
     # "This message is for the phone assistant that handles this line."
     r"\b(?:is|are)\s+(?:meant\s+|intended\s+|only\s+)?for\s+(?:the|any|all|every|your)\s+(?:[\w'-]+\s+){0,3}" + _EN
     + r"\s+(?:that|who|which)\b",
+    # "Automated health summaries must advise", "automated triage in this queue should": what a machine is to do
+    r"\b(?:automated|autonomous)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+(?:should|must|shall|are to|is to|needs? to)\b",
     # "AI analyst:", "ai-editors:" (not "v-model:" nor "Threat model:")
     r"\b(?:ai|llm)[\s_-]+[\w-]+\s*:",
     r"\b[\w-]+ (?:bot|agent|assistant|copilot|reviewer|grader|summari[sz]er|analyst)\s*:",
@@ -85,6 +95,8 @@ _FORMS = (
     r"@[\w-]*(?:bot|agent|ai|assistant|copilot|gpt)\b",
     # "给批改作文的AI老师：", "（给阅卷的AI老师）：", "舆情分析AI注意：", "车机助手你好，", "导航助手："
     r"[\p{Han}A-Za-z]{0,8}" + _ZH + r"(?:老师|同学|们)?(?:注意|须知)?[)）\]】]?\s*(?:(?:你好|您好)\s*[，,]|[：:])",
+    # "【给自动修复构建的助手】", "[致AI助手]": a bracketed heading naming its reader
+    r"[【\[（(]\s*(?:给|致|写给|供)[^】\]）)\n]{0,15}" + _ZH + r"[^】\]）)\n]{0,4}[】\]）)]",
     # "报销机器人请将", "会议助手在生成待办时，请"
     _ZH + r"们?(?:在[^。！？\n，,]{1,15}时\s*[，,]?\s*)?请",
     # "如果你是AI"
@@ -93,23 +105,44 @@ _FORMS = (
 
 # What an addressed instruction must not be obeyed in, by family. Each is ordinary in a document written for people
 # ("transfer", "password", "skip"); after an addressee it is the payload.
-_ACTIONS = (
-    # keeping it from the user: "Don't list Brightline anywhere", "no confirmation needed", "delete this note"
+# Keeping it from the user, itself said in the negative: "Don't list Brightline anywhere", "no confirmation needed".
+_HIDING = (
     r"\b(?:do not|don't|dont|never|without|no need to)\s+(?:[\w'-]+\s+){0,3}?(?:mention|tell|inform|notify|notifi"
-    r"|alert|describ|reveal|disclos|flag|ask|confirm|check|approv|review|warn|verif|point|list|show|read (?:this|it)"
+    r"|alert|describ|reveal|disclos|flag|confirm|check|approv|review|warn|verif|point|list|show|look at|inspect"
+    r"|read (?:this|it)"
     r" (?:out|aloud))\w*",
+    # "without asking the user", "don't ask first"; not "never ask for a full card number" (a rule that protects)
+    r"\b(?:do not|don't|dont|never|without|no need to)\s+(?:[\w'-]+\s+){0,3}?ask\w*(?:\s+(?:the|them|him|her|anyone"
+    r"|first|again|for (?:confirmation|approval|permission|consent))\b|\s*[.,;!)]|\s*$)",
+    r"\b(?:do not|don't|dont|never)\s+(?:quote|cite|raise)\s+(?:this|these|it|any (?:concerns?|negative|critical)"
+    r"|concerns?|the (?:negative|critical))",
+    r"\b(?:should|must|will|is to|are to)\s+not\s+(?:appear|be (?:shown|mentioned|included|quoted|disclosed|cited))\b",
+    r"(?:不要|不得|勿|别)(?:再)?引用[^，。；\n]{0,6}(?:负面|差评|批评|这|本|该)",
     r"\bno (?:confirmation|approval|ticket|review|verification|sign-off) (?:is |was )?(?:needed|required|necessary)\b",
     r"\b(?:silently|quietly|auto-?approve|auto-?accept|auto-?merge)\b",
     r"\bdelete (?:this|the) (?:note|message|e-?mail|photo|comment|line|instruction)",
     r"(?:不要|不必|不用|无需|别|不需要|勿)(?:再)?[^，。；\n]{0,10}?(?:告诉|告知|提示|提醒|透露|说明|标注|提及|提到|确认|询问"
     r"|复核|审核|核验|核对|流转|显示|出现在|通知|念出)",
     r"免(?:核验|密|审)|悄悄|隐藏",
+)
+# The other families, said in the positive: "never commit secrets" in a repository's rules for agents protects.
+_HARMS = (
     # credentials, secrets and other people's data
     r"\b(?:passwords?|passcodes?|(?:banking |card )?pin (?:code|number)s?|banking pin|credentials?|api[ _-]?keys?"
     r"|access tokens?|session (?:cookies?|tokens?)|secrets|private keys?|id_rsa|id_ed25519|\.ssh|\.aws|authorized_keys"
     r"|seed phrase|recovery phrase|one-time (?:code|password)|verification codes?|security codes?|cvv|card numbers?"
     r"|memorable word|login details|os\.environ|document\.cookie|localstorage|home addresses|phone numbers)\b",
     r"密码|验证码|密钥|口令|身份证号|银行卡号|私钥|助记词|通讯录|实时位置|手机号",
+    r"(?:\.npmrc|\.netrc|\.pypirc|\.env|kubeconfig|\.kube/config|\.aws/credentials)\b",
+    r"\b(?:npm|auth|api|access|deploy|bearer|publish|github|gitlab|personal access|refresh|the full)\s+tokens?\b",
+    # publishing, or code past its review: "npm publish", "commit straight to main", "直接合并到 master"
+    r"\bnpm publish\b|\btwine upload\b",
+    r"\b(?:commit|push|merge)\w*\s+(?:[\w'-]+\s+){0,2}?(?:to|into|on)\s+(?:main|master|prod|production)\b",
+    r"直接合并|合并到\s*(?:master|main)|直接(?:推送|发布)到",
+    # health advice to order: "stop atorvastatin immediately", "停服降压药"
+    r"\bstop(?:ping)?\s+(?:taking\s+)?(?:(?:their|your|the|his|her)\s+)?(?:medication|medicines?|tablets|insulin"
+    r"|\w+(?:statin|pril|sartan|olol|formin|pine|azole))\b",
+    r"停(?:药|服|用(?:降压|降糖|降脂)?药)",
     # money: pay, transfer, buy, refund
     r"\b(?:transfer|wire|refund|tip|payout|standing order|bank details|account number|sort code|routing number|iban"
     r"|gift cards?|deposit|saved card|checkout|prepay)\b",
@@ -119,7 +152,10 @@ _ACTIONS = (
     r"\bgrant\s+(?:[\w'-]+\s+){0,3}?(?:access|admin\w*|permissions?|roles?|rights)\b",
     r"跳过|绕过|关闭|停用|解除|直接(?:通过|批准|审批|放行)",
     # verdicts written to order
-    r"\b(?:full marks|five stars|5 stars|5 out of 5|positive review|top match|highest (?:score|rating|grade))\b",
+    r"\b(?:full marks|five stars|5 stars|5 out of 5|positive review|top match|highest (?:score|rating|grade)"
+    r"|strong accept)\b",
+    r"\baward\w*\s+(?:this|it|the)\s+(?:[\w'-]+\s+){0,2}?(?:level|grade|band|mark|score)s?\b",
+    r"\bcap\s+(?:the\s+|all\s+)?(?:[\w'-]+\s+){0,3}?marks\b",
     r"满分|好评|最高分|五星",
     # shell and code that runs or sends something elsewhere
     r"\bcurl\s[^\n|]{0,200}\|\s*(?:sh|bash)\b", r"\brm -rf\b",
@@ -171,7 +207,11 @@ def _compile(parts: Sequence[str]) -> re2._Regexp:
 
 
 _ADDRESSED = _compile(_FORMS)
-_ACTION = _compile(_ACTIONS)
+_ACTION = _compile(_HIDING + _HARMS)
+_NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
+# a negation and what is left of its clause up to the action ("never commit secrets, " before "tokens")
+_NEGATED = _compile([r"(?:\b(?:never|not|nor|avoid|without)\b|n't|不要|不得|切勿|严禁|禁止|不准|别)"
+                     r"[^.;:!?\n。；！？，]*$"])
 _REPLY_START = _compile([_REPLY])
 _AUTOMATED_READER = _compile([_AUTOMATED])
 _MACHINE = _compile([_MACHINE_ROLE])
@@ -215,10 +255,27 @@ def instructions(text: str) -> list[tuple[int, int]]:
     for start, end in _marks(text):
         if _speaker_label(text, start, end) or not _automated(text, start, end):
             continue
-        action = _ACTION.search(text, end, min(len(text), end + REACH))
+        action = _action(text, end, min(len(text), end + REACH))
         if action is not None:
-            out.append((start, action.end()))
+            out.append((start, action))
     return out
+
+
+# How far before a harmful action a negation still governs it: "must not print environment variables or paste the
+# npm token", "never commit secrets, tokens or `.env` files". A Chinese clause ends at its comma ("不要走平台担保，直接
+# 转账"); an English list runs on past commas.
+_NEGATION_REACH = 60
+
+
+def _action(text: str, start: int, stop: int) -> int | None:
+    """The end of the first harmful action in text[start:stop] that no negation before it in its clause rules out
+    ("never transfer a caller without telling them" protects; "transfer it without telling them" hides)."""
+    for m in _ACTION.finditer(text, start, stop):
+        # a negative command ("do not mention", "不要告诉") is one of a list of them, not a negated harm
+        if (_NEGATIVE_COMMAND.match(m.group(0)) is not None
+                or _NEGATED.search(text[max(start, m.start() - _NEGATION_REACH):m.start()]) is None):
+            return int(m.end())
+    return None
 
 
 class AddressedInstructionDetector:
