@@ -79,6 +79,7 @@ def quality(rows: Sequence[dict[str, str]], on: Scanner, off: Scanner) -> None:
         else:
             c["caught"] += decoded_hit and result.action is Action.BLOCK
             c["caught_without"] += off.scan(text).action is Action.BLOCK
+            c["blocked"] += result.action is Action.BLOCK
     print("\nbenign prompts with base64/hex runs (target: flagged 0, changed 0)")
     print(f"{'kind':<14}{'texts':>7}{'flagged':>9}{'changed':>9}{'decoded to text':>17}")
     totals: Counter[str] = Counter()
@@ -88,14 +89,15 @@ def quality(rows: Sequence[dict[str, str]], on: Scanner, off: Scanner) -> None:
             print(f"{kind:<14}{c['texts']:>7}{c['flagged']:>9}{c['changed']:>9}{c['decoded_to_text']:>17}")
     print(f"{'all':<14}{totals['texts']:>7}{totals['flagged']:>9}{totals['changed']:>9}"
           f"{totals['decoded_to_text']:>17}")
-    print("\nencoded injection phrases in a user's text (blocked by a decoded finding; without decoding)")
-    print(f"{'encoding':<14}{'texts':>7}{'caught':>8}{'without':>9}")
+    print("\nencoded injection phrases in a user's text (blocked by a decoded finding; without decoding; blocked at"
+          " all: mathematical letters are read by the base view's NFKC)")
+    print(f"{'encoding':<14}{'texts':>7}{'caught':>8}{'without':>9}{'blocked':>9}")
     totals = Counter()
     for (label, kind), c in per_kind.items():
         if label == "injection":
             totals.update(c)
-            print(f"{kind:<14}{c['texts']:>7}{c['caught']:>8}{c['caught_without']:>9}")
-    print(f"{'all':<14}{totals['texts']:>7}{totals['caught']:>8}{totals['caught_without']:>9}")
+            print(f"{kind:<14}{c['texts']:>7}{c['caught']:>8}{c['caught_without']:>9}{c['blocked']:>9}")
+    print(f"{'all':<14}{totals['texts']:>7}{totals['caught']:>8}{totals['caught_without']:>9}{totals['blocked']:>9}")
 
 
 def padded(rows: Sequence[dict[str, str]], prose: Sequence[str], seed: int = 7) -> list[str]:

@@ -140,12 +140,15 @@ from rules.decode_ciphers import (
     vigenere,
 )
 from rules.decode_cjk import (
+    CORE_VALUES_HINT,
+    CORE_VALUES_RUN,
     MOJIBAKE_HINT,
     MOJIBAKE_RUN,
     PUNYCODE_HINT,
     PUNYCODE_RUN,
     QUWEI_DIGITS,
     WORDS_READ,
+    core_values,
     mojibake,
     punycode,
     quwei,
@@ -156,7 +159,37 @@ from rules.decode_cjk import (
     uncommon_hint,
     word_hits,
 )
+from rules.decode_emoji import (
+    BASE100_RUN,
+    EMOJI_LEAD,
+    FOUR_BYTES,
+    PLANE_14,
+    REGIONAL_LETTERS,
+    REGIONAL_RUN,
+    VARIATION_RUN,
+    base100,
+    reads_as_words,
+    regional,
+    variation_bytes,
+)
 from rules.decode_escapes import ESCAPE_HINT, ESCAPE_RUN, QP_ESCAPES, QP_HINT, QP_RUN, quoted_printable, unescape
+from rules.decode_esoteric import (
+    BABBLE_HINT,
+    BABBLE_RUN,
+    BASE45_HINT,
+    BASE45_RUN,
+    BRAINFUCK_HINT,
+    BRAINFUCK_RUN,
+    UBBI_HINT,
+    UBBI_MORE,
+    base45,
+    base45_candidates,
+    brainfuck,
+    brainfuck_worth,
+    bubblebabble,
+    ubbi_dubbi,
+    ubbi_spans,
+)
 from rules.decode_hidden import (
     BRAILLE_KNOWN,
     FLIPPED_LEADS,
@@ -198,7 +231,9 @@ class DecodeConfig:
     escapes: true, qp: true, tags: true, zero_width: true, braille: true, octal: true, ascii85: true, uuencode: true,
     utf7: true, upside_down: true, rot13: true, rot47: true, reverse: true, spelled: true, atbash: true,
     vigenere: true, a1z26: true, bacon: true, keyboard: true, gb2312: true, mojibake: true, punycode: true,
-    cjk_shift: true, min_run: 16, max_bytes: 8192, max_runs: 16}}` (or `decode: false`)."""
+    cjk_shift: true, bubblebabble: true, regional: true, base45: true, variation: true, base100: true,
+    core_values: true, brainfuck: true, ubbi_dubbi: true, min_run: 16, max_bytes: 8192, max_runs: 16}}` (or
+    `decode: false`)."""
 
     base64: bool = True
     hex: bool = True
@@ -229,6 +264,14 @@ class DecodeConfig:
     mojibake: bool = True  # UTF-8 read as Windows-1252 or Latin-1 ("å¿½ç•¥...")
     punycode: bool = True  # `xn--` labels of host names
     cjk_shift: bool = True  # ideographs shifted by a few code points
+    bubblebabble: bool = True  # Bubble Babble ("xesef-disof-...-x", SSH fingerprints)
+    regional: bool = True  # regional-indicator letters (🇮 🇬 🇳 🇴 🇷 🇪)
+    base45: bool = True  # Base45 (RFC 9285)
+    variation: bool = True  # bytes in variation selectors after one visible character
+    base100: bool = True  # base100 emoji ("base💯": a byte an emoji)
+    core_values: bool = True  # 核心价值观编码 (富强民主文明和谐...)
+    brainfuck: bool = True  # Brainfuck programs, run with a step budget
+    ubbi_dubbi: bool = True  # Ubbi Dubbi ("hubellubo")
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
     max_runs: int = 16  # runs decoded per text, all depths together
@@ -240,7 +283,9 @@ class DecodeConfig:
                 or self.rot47 or self.reverse or self.spelled or self.tags or self.escapes or self.qp
                 or self.zero_width or self.braille or self.octal or self.ascii85 or self.uuencode or self.utf7
                 or self.upside_down or self.atbash or self.vigenere or self.a1z26 or self.bacon or self.keyboard
-                or self.gb2312 or self.mojibake or self.punycode or self.cjk_shift)
+                or self.gb2312 or self.mojibake or self.punycode or self.cjk_shift or self.bubblebabble
+                or self.regional or self.base45 or self.variation or self.base100 or self.core_values
+                or self.brainfuck or self.ubbi_dubbi)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
@@ -251,7 +296,9 @@ class DecodeConfig:
                 f"rot13={int(self.rot13)},rot47={int(self.rot47)},rev={int(self.reverse)},spelled={int(self.spelled)},"
                 f"atbash={int(self.atbash)},vig={int(self.vigenere)},a1z26={int(self.a1z26)},bacon={int(self.bacon)},"
                 f"kbd={int(self.keyboard)},gb={int(self.gb2312)},moji={int(self.mojibake)},puny={int(self.punycode)},"
-                f"shift={int(self.cjk_shift)},"
+                f"shift={int(self.cjk_shift)},babble={int(self.bubblebabble)},ri={int(self.regional)},"
+                f"b45={int(self.base45)},vs={int(self.variation)},b100={int(self.base100)},"
+                f"values={int(self.core_values)},bf={int(self.brainfuck)},ubbi={int(self.ubbi_dubbi)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -544,7 +591,8 @@ def _cold_hints() -> dict[str, str]:
     return {"cipher": f"(?i:{_HINTED.pattern})", "rot47": _HINTED47.pattern, "spelled": _SPELLED.pattern,
             "keyboard": _HINTED_KEYS.pattern, "vigenere": KEY_HINT, "a1z26": A1Z26_HINT, "bacon": BACON_HINT,
             "mojibake": MOJIBAKE_HINT, "punycode": PUNYCODE_HINT, "reversed_zh": reversed_hint(),
-            "cjk_shift": uncommon_hint(_common_hanzi())}
+            "cjk_shift": uncommon_hint(_common_hanzi()), "bubblebabble": BABBLE_HINT, "base45": BASE45_HINT,
+            "brainfuck": BRAINFUCK_HINT, "ubbi_dubbi": UBBI_HINT, "core_values": CORE_VALUES_HINT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,8 +646,24 @@ class DecodedRun:
     encoding: str  # base64 | hex | url | binary | decimal | html | escapes | qp | tags | zero_width | braille | octal
     #                | ascii85 | uuencode | utf7 | upside_down | rot13 | rot47 | reversed | nato | morse | atbash
     #                | vigenere | a1z26 | bacon | keyboard | gb2312 | mojibake | punycode | cjk_shift | reversed_zh
+    #                | bubblebabble | regional | base45 | variation | base100 | core_values | brainfuck | ubbi_dubbi
     text: str
     truncated: bool
+
+
+# Ideographs in a decoded Base45 or base100 run that reads as Chinese: its bytes are arbitrary, and random bytes are
+# four valid three-byte UTF-8 ideographs, most of them common, with p < 1e-6 ("枪支弹药出售" is six).
+BYTES_HANZI = 4
+
+
+def _reads_as_text(text: str) -> bool:
+    """Words (rules/decode_emoji.py `reads_as_words`), or Chinese of BYTES_HANZI ideographs or more."""
+    return reads_as_words(text) or _reads_as_chinese(text, BYTES_HANZI)
+
+
+def _is_letter(c: str) -> bool:
+    """A regional indicator (U+1F1E6-U+1F1FF)."""
+    return "\U0001f1e6" <= c <= "\U0001f1ff"
 
 
 def _as_text(data: bytes, truncated: bool, min_printable: float) -> str | None:
@@ -720,12 +784,12 @@ def _common_hanzi() -> frozenset[str]:
     return frozenset(c for c in out if "\u4e00" <= c <= "\u9fff")
 
 
-def _reads_as_chinese(text: str) -> bool:
-    """CJK_CODES ideographs or more, at least as many as the other characters but spaces, and COMMON_HANZI of them
+def _reads_as_chinese(text: str, least: int = CJK_CODES) -> bool:
+    """`least` ideographs or more, at least as many as the other characters but spaces, and COMMON_HANZI of them
     common ones: a Chinese sentence does; code points drawn at random from the block (a list of five-digit numbers
     between 19968 and 40959) are common with p ~0.32 each."""
     hanzi = [c for c in text if "\u4e00" <= c <= "\u9fff"]
-    if len(hanzi) < CJK_CODES or 2 * len(hanzi) < len(text) - text.count(" "):
+    if len(hanzi) < least or 2 * len(hanzi) < len(text) - text.count(" "):
         return False
     common = _common_hanzi()
     return sum(c in common for c in hanzi) >= COMMON_HANZI * len(hanzi)
@@ -778,7 +842,8 @@ class Decoder:
                      or config.utf7 or config.gb2312)  # `_RUNS`'s pass finds them or their hints
         self._cold_on = (config.rot13 or config.reverse or config.atbash or config.rot47 or config.spelled
                          or config.keyboard or config.vigenere or config.a1z26 or config.bacon or config.mojibake
-                         or config.punycode or config.cjk_shift)
+                         or config.punycode or config.cjk_shift or config.bubblebabble or config.base45
+                         or config.brainfuck or config.ubbi_dubbi or config.core_values)
         self._cold = _cold()
 
     def too_short(self, text: str) -> bool:
@@ -816,8 +881,13 @@ class Decoder:
             out += self._cipher_runs(text, budget)
         if cfg.upside_down and not text.isascii() and (_IPA_LOW in data or _IPA_HIGH in data):
             out += self._upside_down_runs(text, data, min(i for i in map(data.find, FLIPPED_LEADS) if i >= 0), budget)
-        if cfg.tags and _TAG_LEAD in data:
+        plane_14 = PLANE_14 in data
+        if cfg.tags and plane_14 and _TAG_LEAD in data:
             out += self._tag_runs(text, budget)
+        if (cfg.regional or cfg.base100) and FOUR_BYTES in data and EMOJI_LEAD in data:
+            out += self._emoji_runs(text, budget)
+        if cfg.variation and plane_14:
+            out += self._variation_runs(text, budget)
         if cold:
             out += self._cold_runs(text, data, budget, cold)
         return out
@@ -859,17 +929,31 @@ class Decoder:
             out += self._cjk_runs(text, data, budget, "reversed_zh")
         if hinted("cjk_shift"):
             out += self._cjk_runs(text, data, budget, "cjk_shift")
+        if hinted("bubblebabble"):
+            out += self._babble_runs(text, budget)
+        if hinted("base45"):
+            out += self._base45_runs(text, budget)
+        if hinted("brainfuck"):
+            out += self._brainfuck_runs(text, budget)
+        if hinted("ubbi_dubbi"):
+            out += self._ubbi_runs(text, budget)
+        if hinted("core_values"):
+            out += self._core_values_runs(text, budget)
         return out
 
     @staticmethod
     def _matched_runs(text: str, budget: list[int], pattern: re.Pattern[str],
-                      read: Callable[[re.Match[str], str], tuple[str, str] | None]) -> list[DecodedRun]:
-        """The matches of `pattern` within the budget, each read by `read` from its match and its run (the match cut to
-        the byte budget): kept as (encoding, plain text), or left (None)."""
+                      read: Callable[[re.Match[str], str], tuple[str, str] | None],
+                      worth: Callable[[str], bool] | None = None) -> list[DecodedRun]:
+        """The matches of `pattern` within the budget (those `worth` reading, when given: the others cost no run),
+        each read by `read` from its match and its run (the match cut to the byte budget): kept as (encoding, plain
+        text), or left (None)."""
         out: list[DecodedRun] = []
         for m in pattern.finditer(text):
             if budget[0] <= 0 or budget[1] <= 0:
                 break
+            if worth is not None and not worth(m.group()):
+                continue
             run = _spend(budget, m.group())
             kept = read(m, run)
             if kept is not None:
@@ -996,6 +1080,111 @@ class Decoder:
             if _reads_as_english(plain) and not _reads_as_english(run):
                 out.append(DecodedRun(start, end, encoding, plain, start + len(run) < end))
         return out
+
+    def _emoji_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Regional-indicator letters as words, and base100 emoji as the text their bytes are when it reads as words
+        or Chinese (rules/decode_emoji.py)."""
+        cfg = self.config
+        out: list[DecodedRun] = []
+
+        def letters(_: re.Match[str], run: str) -> tuple[str, str] | None:
+            plain = regional(run)
+            return ("regional", plain) if plain is not None else None
+
+        def emoji(_: re.Match[str], run: str) -> tuple[str, str] | None:
+            plain = _as_text(base100(run), False, cfg.min_printable)
+            return ("base100", plain) if plain is not None and _reads_as_text(plain) else None
+
+        if cfg.regional:
+            out += self._matched_runs(text, budget, REGIONAL_RUN, letters,
+                                      lambda run: sum(map(_is_letter, run)) >= REGIONAL_LETTERS)
+        if cfg.base100:
+            out += self._matched_runs(text, budget, BASE100_RUN, emoji)
+        return out
+
+    def _variation_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Runs of variation selectors (with the character they follow) as the UTF-8 text their bytes are."""
+        min_printable = self.config.min_printable
+
+        def read(_: re.Match[str], run: str) -> tuple[str, str] | None:
+            plain = _as_text(variation_bytes(run), False, min_printable)
+            return ("variation", plain) if plain is not None else None
+
+        return self._matched_runs(text, budget, VARIATION_RUN, read)
+
+    def _babble_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Bubble Babble runs whose tuples and checksum are valid and whose bytes are UTF-8 text."""
+        min_printable = self.config.min_printable
+
+        def read(m: re.Match[str], run: str) -> tuple[str, str] | None:
+            found = bubblebabble(m.group(), len(run) // 3)  # three characters a byte: what the budget was charged
+            plain = _as_text(*found, min_printable) if found is not None else None
+            return ("bubblebabble", plain) if plain is not None else None
+
+        return self._matched_runs(text, budget, BABBLE_RUN, read)
+
+    def _base45_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Base45 runs that do not read as English, kept decoded (as found or trimmed: `base45_candidates`) when that
+        is UTF-8 text that reads as words or Chinese."""
+        out: list[DecodedRun] = []
+        for m in BASE45_RUN.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            if _reads_as_english(m.group()):
+                continue  # a headline or a notice in capitals
+            for offset, part in base45_candidates(m.group()):
+                found = base45(part, budget[0])
+                if found is None:
+                    continue  # a group past 65535: not Base45 (no run charged)
+                budget[1] -= 1
+                budget[0] -= len(found[0])
+                plain = _as_text(*found, self.config.min_printable)
+                if plain is not None and _reads_as_text(plain):
+                    start = m.start() + offset
+                    out.append(DecodedRun(start, start + len(part), "base45", plain, found[1]))
+                    break
+        return out
+
+    def _brainfuck_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Brainfuck runs with a loop and an output, run whole within the step budget (a run longer than the byte
+        budget is not run), kept when what they print is text."""
+        min_printable = self.config.min_printable
+
+        def read(m: re.Match[str], run: str) -> tuple[str, str] | None:
+            found = brainfuck(run, len(run)) if len(run) == len(m.group()) else None
+            plain = _as_text(*found, min_printable) if found is not None else None
+            return ("brainfuck", plain) if plain is not None else None
+
+        return self._matched_runs(text, budget, BRAINFUCK_RUN, read, brainfuck_worth)
+
+    def _ubbi_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Per line, runs of Ubbi Dubbi words (`ubbi_spans`) that do not read as English as written, kept when they do
+        with the `ub`s taken out or have UBBI_MORE marks more than words."""
+        out: list[DecodedRun] = []
+        for line in _LINE.finditer(text):
+            for start, end in ubbi_spans(line.group(), list(_WORD.finditer(line.group()))):
+                if budget[0] <= 0 or budget[1] <= 0:
+                    return out
+                run = _spend(budget, line.group()[start:end])
+                plain, marks = ubbi_dubbi(run)
+                if not _reads_as_english(run) and (_reads_as_english(plain)
+                                                   or marks >= len(_WORD.findall(run)) + UBBI_MORE):
+                    at = line.start() + start
+                    out.append(DecodedRun(at, line.start() + end, "ubbi_dubbi", plain, len(run) < end - start))
+        return out
+
+    def _core_values_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Runs of the twelve core values' words read as hex digits (rules/decode_cjk.py), kept when the bytes are
+        UTF-8 text."""
+        min_printable = self.config.min_printable
+
+        def read(m: re.Match[str], run: str) -> tuple[str, str] | None:
+            cut = len(run) < len(m.group())
+            raw = core_values(run, whole=not cut)
+            plain = _as_text(raw, cut, min_printable) if raw is not None else None
+            return ("core_values", plain) if plain is not None else None
+
+        return self._matched_runs(text, budget, CORE_VALUES_RUN, read)
 
     def _spelled_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of NATO spelling-alphabet words and of Morse code, as letters (a `/` between words is a space)."""

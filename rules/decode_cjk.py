@@ -255,3 +255,46 @@ def reversed_spans(line: str) -> Iterator[tuple[int, int]]:
             start, forward, backward = -1, 0, 0
     if start >= 0 and backward >= REVERSED_WORDS and backward >= REVERSED_MARGIN * forward:
         yield start, end
+
+
+# 核心价值观编码 (the "core socialist values" encoder): the text's UTF-8 bytes as hex digits (its code turns each
+# unreserved character into its two hex digits and percent-encodes the rest, then drops the `%`), each digit d < 10
+# written as the word CORE_VALUES[d], each d >= 10 as 诚信 (the eleventh word, 10) and the word d - 10, or as 友善
+# (11) and the word d - 6 (chosen at random; checked against the encoder's own example, 这里输入明文 is
+# E8BF99E9878CE8BE93E585A5E6988EE69687). A run is CORE_VALUES_WORDS of the words or more in a row (white space
+# between them allowed); a quote of the twelve values is a run that breaks the scheme (诚信 followed by 友善, a word
+# 6-11 after 诚信) or decodes to control bytes, and with punctuation between them (富强、民主、...) no run.
+CORE_VALUES = ("富强", "民主", "文明", "和谐", "自由", "平等", "公正", "法治", "爱国", "敬业", "诚信", "友善")
+CORE_VALUES_WORDS = 8
+_CORE_WORD = "(?:" + "|".join(CORE_VALUES) + ")"
+CORE_VALUES_RUN = re.compile(rf"{_CORE_WORD}(?:\s*{_CORE_WORD}){{{CORE_VALUES_WORDS - 1},}}")
+CORE_VALUES_HINT = f"{_CORE_WORD}{{{CORE_VALUES_WORDS}}}"  # RE2: eight in a row, as the encoder writes them
+_CORE_INDEX = {w: i for i, w in enumerate(CORE_VALUES)}
+_CORE_FOUND = re.compile(_CORE_WORD)
+
+
+def core_values(run: str, whole: bool = True) -> bytes | None:
+    """A run of the twelve values' words as the bytes of its hex digits; None when a digit of 10 or more is not
+    written by the scheme or the digits do not make whole bytes (a run cut short by the budget, not `whole`, drops
+    its last incomplete byte)."""
+    words = [_CORE_INDEX[w] for w in _CORE_FOUND.findall(run)]
+    digits: list[int] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word >= 10:
+            i += 1
+            if i == len(words):
+                if whole:
+                    return None
+                break
+            word = 10 + words[i] if word == 10 else words[i] + 6
+            if not 10 <= word <= 15:
+                return None
+        digits.append(word)
+        i += 1
+    if len(digits) % 2:
+        if whole:
+            return None
+        digits.pop()
+    return bytes.fromhex("".join(f"{d:x}" for d in digits))
