@@ -217,6 +217,7 @@ from rules.decode_legacy import (
     utf7,
     uudecode,
 )
+from rules.decode_pinyin import PINYIN_RUN, phrases, pinyin_hint
 from rules.findings import Finding, new_finding
 from rules.normalize import _ANCHOR_START, _UNANCHORED, found_in
 
@@ -232,8 +233,8 @@ class DecodeConfig:
     utf7: true, upside_down: true, rot13: true, rot47: true, reverse: true, spelled: true, atbash: true,
     vigenere: true, a1z26: true, bacon: true, keyboard: true, gb2312: true, mojibake: true, punycode: true,
     cjk_shift: true, bubblebabble: true, regional: true, base45: true, variation: true, base100: true,
-    core_values: true, brainfuck: true, ubbi_dubbi: true, min_run: 16, max_bytes: 8192, max_runs: 16}}` (or
-    `decode: false`)."""
+    core_values: true, brainfuck: true, ubbi_dubbi: true, pinyin: true, min_run: 16, max_bytes: 8192,
+    max_runs: 16}}` (or `decode: false`)."""
 
     base64: bool = True
     hex: bool = True
@@ -272,6 +273,7 @@ class DecodeConfig:
     core_values: bool = True  # 核心价值观编码 (富强民主文明和谐...)
     brainfuck: bool = True  # Brainfuck programs, run with a step budget
     ubbi_dubbi: bool = True  # Ubbi Dubbi ("hubellubo")
+    pinyin: bool = True  # the builtin Chinese phrases in pinyin ("hu1 lve4 zhi1 qian2 ...")
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
     max_runs: int = 16  # runs decoded per text, all depths together
@@ -285,7 +287,7 @@ class DecodeConfig:
                 or self.upside_down or self.atbash or self.vigenere or self.a1z26 or self.bacon or self.keyboard
                 or self.gb2312 or self.mojibake or self.punycode or self.cjk_shift or self.bubblebabble
                 or self.regional or self.base45 or self.variation or self.base100 or self.core_values
-                or self.brainfuck or self.ubbi_dubbi)
+                or self.brainfuck or self.ubbi_dubbi or self.pinyin)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
@@ -299,6 +301,7 @@ class DecodeConfig:
                 f"shift={int(self.cjk_shift)},babble={int(self.bubblebabble)},ri={int(self.regional)},"
                 f"b45={int(self.base45)},vs={int(self.variation)},b100={int(self.base100)},"
                 f"values={int(self.core_values)},bf={int(self.brainfuck)},ubbi={int(self.ubbi_dubbi)},"
+                f"pinyin={int(self.pinyin)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -592,7 +595,8 @@ def _cold_hints() -> dict[str, str]:
             "keyboard": _HINTED_KEYS.pattern, "vigenere": KEY_HINT, "a1z26": A1Z26_HINT, "bacon": BACON_HINT,
             "mojibake": MOJIBAKE_HINT, "punycode": PUNYCODE_HINT, "reversed_zh": reversed_hint(),
             "cjk_shift": uncommon_hint(_common_hanzi()), "bubblebabble": BABBLE_HINT, "base45": BASE45_HINT,
-            "brainfuck": BRAINFUCK_HINT, "ubbi_dubbi": UBBI_HINT, "core_values": CORE_VALUES_HINT}
+            "brainfuck": BRAINFUCK_HINT, "ubbi_dubbi": UBBI_HINT, "core_values": CORE_VALUES_HINT,
+            "pinyin": pinyin_hint()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -647,6 +651,7 @@ class DecodedRun:
     #                | ascii85 | uuencode | utf7 | upside_down | rot13 | rot47 | reversed | nato | morse | atbash
     #                | vigenere | a1z26 | bacon | keyboard | gb2312 | mojibake | punycode | cjk_shift | reversed_zh
     #                | bubblebabble | regional | base45 | variation | base100 | core_values | brainfuck | ubbi_dubbi
+    #                | pinyin
     text: str
     truncated: bool
 
@@ -843,7 +848,7 @@ class Decoder:
         self._cold_on = (config.rot13 or config.reverse or config.atbash or config.rot47 or config.spelled
                          or config.keyboard or config.vigenere or config.a1z26 or config.bacon or config.mojibake
                          or config.punycode or config.cjk_shift or config.bubblebabble or config.base45
-                         or config.brainfuck or config.ubbi_dubbi or config.core_values)
+                         or config.brainfuck or config.ubbi_dubbi or config.core_values or config.pinyin)
         self._cold = _cold()
 
     def too_short(self, text: str) -> bool:
@@ -939,6 +944,8 @@ class Decoder:
             out += self._ubbi_runs(text, budget)
         if hinted("core_values"):
             out += self._core_values_runs(text, budget)
+        if hinted("pinyin"):
+            out += self._pinyin_runs(text, budget)
         return out
 
     @staticmethod
@@ -1185,6 +1192,25 @@ class Decoder:
             return ("core_values", plain) if plain is not None else None
 
         return self._matched_runs(text, budget, CORE_VALUES_RUN, read)
+
+    def _pinyin_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Runs of pinyin syllables holding a builtin phrase's (rules/decode_pinyin.py), as those phrases, from the
+        first to the last matched syllable. A run is charged to the budget only when it holds one (a hinted text's
+        other Latin runs cost none), and no more than `max_bytes` characters of runs are read in all."""
+        out: list[DecodedRun] = []
+        examined = 0
+        for m in PINYIN_RUN.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0 or examined >= self.config.max_bytes:
+                break
+            part = m.group()[:min(budget[0], self.config.max_bytes - examined)]
+            examined += len(part)
+            found = phrases(part)
+            if found:
+                start, end = m.start() + found[0][0], m.start() + found[-1][1]
+                _spend(budget, text[start:end])
+                plain = "，".join(phrase for _, _, phrase in found)
+                out.append(DecodedRun(start, end, "pinyin", plain, len(part) < len(m.group())))
+        return out
 
     def _spelled_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of NATO spelling-alphabet words and of Morse code, as letters (a `/` between words is a space)."""
