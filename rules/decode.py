@@ -3,7 +3,8 @@ codes, HTML numeric character references, Unicode and octal escapes, quoted-prin
 Unicode tag characters, bits in zero-width characters, Braille, upside-down, ROT13, ROT47 and reversed Latin text,
 letters spelled in the NATO alphabet or Morse code, Atbash, Vigenère with a stated key, A1Z26, Bacon's cipher, text
 typed one key off on a QWERTY keyboard, GB2312 区位码, mojibake, punycode, shifted CJK code points and Chinese written
-backwards, decoded (bounded) and scanned.
+backwards, Bubble Babble, regional-indicator letters, Base45, bytes in variation selectors, base100 emoji, the
+core-values encoding, Brainfuck, Ubbi Dubbi and the builtin Chinese phrases in pinyin, decoded (bounded) and scanned.
 
 "aWdub3JlIGFsbCBwcmV2aW91cyBpbnN0cnVjdGlvbnM=" is "ignore all previous instructions" to any model that reads
 base64, and to no word list. `DecodingDetector` finds runs that could be an encoding, decodes them within
@@ -103,9 +104,19 @@ English under some key), mojibake whose undefined 1252 bytes were replaced by U+
 shifted by code points other than ROT13/ROT47, and a reversed or shifted run longer than the byte budget is read as
 far as it allows.
 
+Session 24: nine more, and one that needs no decoder. rules/decode_emoji.py reads regional-indicator letters (rows of
+flags are not read), bytes in variation selectors and base100 emoji, each looked for only in a text holding its UTF-8
+lead byte (a memchr: the tag characters' lead is now looked for so too, ~1.2 us a KB less); rules/decode_esoteric.py
+reads Bubble Babble (its checksum decides), Base45 (hinted by a capital-digit change next to a sign, kept when it reads
+as words or Chinese), Brainfuck (run with a step budget) and Ubbi Dubbi; rules/decode_cjk.py the core-values encoder's
+twelve words; rules/decode_pinyin.py the builtin phrases in pinyin, from a table of their characters' readings. The
+hints of all but the emoji kinds are alternatives of the cold pass. Mathematical letters (𝗯𝗼𝗹𝗱, 𝓈𝒸𝓇𝒾𝓅𝓉, 𝔣𝔯𝔞𝔨𝔱𝔲𝔯)
+are read as ASCII by the base view's NFKC, so the word lists see them as they are.
+
 Pure: `binascii`, `html`, `re` and RE2 (through rules/normalize.py, the one module that touches its binding), and
-rules/decode_escapes.py, rules/decode_hidden.py, rules/decode_legacy.py, rules/decode_ciphers.py and
-rules/decode_cjk.py; the scanners to run on decoded text are passed in.
+rules/decode_escapes.py, rules/decode_hidden.py, rules/decode_legacy.py, rules/decode_ciphers.py, rules/decode_cjk.py,
+rules/decode_emoji.py, rules/decode_esoteric.py and rules/decode_pinyin.py; the scanners to run on decoded text are
+passed in.
 """
 
 from __future__ import annotations
