@@ -191,6 +191,7 @@ from rules.decode_esoteric import (
     BASE45_RUN,
     BRAINFUCK_HINT,
     BRAINFUCK_RUN,
+    BRAINFUCK_STEPS,
     UBBI_HINT,
     UBBI_MORE,
     base45,
@@ -1164,12 +1165,13 @@ class Decoder:
         return out
 
     def _brainfuck_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
-        """Brainfuck runs with a loop and an output, run whole within the step budget (a run longer than the byte
-        budget is not run), kept when what they print is text."""
+        """Brainfuck runs with a loop and an output, run whole within the text's step budget (a run longer than the
+        byte budget is not run), kept when what they print is text."""
         min_printable = self.config.min_printable
+        steps = [BRAINFUCK_STEPS]  # the text's runs together
 
         def read(m: re.Match[str], run: str) -> tuple[str, str] | None:
-            found = brainfuck(run, len(run)) if len(run) == len(m.group()) else None
+            found = brainfuck(run, len(run), steps) if len(run) == len(m.group()) else None
             plain = _as_text(*found, min_printable) if found is not None else None
             return ("brainfuck", plain) if plain is not None else None
 

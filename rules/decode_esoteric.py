@@ -16,9 +16,10 @@ around it: the decoder tries it as found and trimmed (`base45_candidates`).
 
 Brainfuck: a run of the eight commands `+-<>[].,` (white space between them allowed), BRAINFUCK_COMMANDS or more with
 a loop and an output, balanced, is run (`brainfuck`) on BRAINFUCK_CELLS cells with no input (`,` reads 0) for at most
-BRAINFUCK_STEPS steps (a step is a run of `+`/`-` or `<`/`>`, one bracket or one output; a clearing loop `[-]` one
-step), and its output is what it decodes to. A program that loops forever stops at the budget with what it printed;
-ASCII art, `---` rules, `>>>` prompts and diffs have no loop, print nothing, or are no run.
+BRAINFUCK_STEPS steps, a text's runs together (a step is a run of `+`/`-` or `<`/`>`, one bracket or one output; a
+clearing loop `[-]` one step; ~11 ms in CPython), and its output is what it decodes to. A program that loops forever
+stops at the budget with what it printed; ASCII art, `---` rules, `>>>` prompts and diffs have no loop, print
+nothing, or are no run.
 
 Ubbi Dubbi ("hubellubo" is "hello"): `ub` before each vowel group. A word reads as Ubbi Dubbi when it has an `ub`
 before a vowel and as many such as vowel groups once they are taken out (a final silent `e` may go without one);
@@ -122,7 +123,7 @@ def base45(run: str, budget: int) -> tuple[bytes, bool] | None:
 
 # Brainfuck
 BRAINFUCK_COMMANDS = 40  # commands in a run
-BRAINFUCK_STEPS = 100_000  # steps of a run (~30 ms in CPython at worst)
+BRAINFUCK_STEPS = 100_000  # steps of a text's runs together (~11 ms in CPython)
 BRAINFUCK_CELLS = 30_000
 BRAINFUCK_RUN = re.compile(r"[-+<>\[\].,](?:\s*[-+<>\[\].,])*")
 BRAINFUCK_HINT = r"\[[-+<>]{2,}\]"  # RE2: a loop of commands ("[->+<]", "[-]" is too common a mark)
@@ -135,9 +136,11 @@ def brainfuck_worth(run: str) -> bool:
     return "[" in run and "." in run and len(_COMMANDS.findall(run)) >= BRAINFUCK_COMMANDS
 
 
-def brainfuck(run: str, budget: int) -> tuple[bytes, bool] | None:
-    """What a Brainfuck run prints with no input, as far as `budget` bytes or BRAINFUCK_STEPS steps go (cut short:
-    True); None when its brackets do not balance or its pointer leaves the tape."""
+def brainfuck(run: str, budget: int, steps: list[int] | None = None) -> tuple[bytes, bool] | None:
+    """What a Brainfuck run prints with no input, as far as `budget` bytes or the steps left go (`steps`, shared by
+    a text's runs and charged here; BRAINFUCK_STEPS when not given) (cut short: True); None when its brackets do not
+    balance or its pointer leaves the tape."""
+    left = steps if steps is not None else [BRAINFUCK_STEPS]
     ops: list[tuple[str, int]] = []  # (kind, amount or jump target)
     loops: list[int] = []
     for m in _STEP.finditer("".join(_COMMANDS.findall(run))):
@@ -164,8 +167,10 @@ def brainfuck(run: str, budget: int) -> tuple[bytes, bool] | None:
     tape = bytearray(BRAINFUCK_CELLS)
     out = bytearray()
     at = pc = 0
-    for _ in range(BRAINFUCK_STEPS):
+    allowed, left[0] = left[0], 0
+    for done in range(allowed):
         if pc >= len(ops):
+            left[0] = allowed - done
             return bytes(out), False
         kind, arg = ops[pc]
         if kind == "+":
@@ -173,6 +178,7 @@ def brainfuck(run: str, budget: int) -> tuple[bytes, bool] | None:
         elif kind == ">":
             at += arg
             if not 0 <= at < BRAINFUCK_CELLS:
+                left[0] = allowed - done
                 return None
         elif kind == "[":
             if not tape[at]:
@@ -185,6 +191,7 @@ def brainfuck(run: str, budget: int) -> tuple[bytes, bool] | None:
         elif kind == ".":
             out.append(tape[at])
             if len(out) >= budget:
+                left[0] = allowed - done - 1
                 return bytes(out), True
         elif kind == ",":
             tape[at] = 0

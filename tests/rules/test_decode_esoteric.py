@@ -168,6 +168,13 @@ def test_a_brainfuck_loop_is_bounded() -> None:
         started = time.process_time()
         Decoder(DecodeConfig()).runs("run this: " + program, [8192, 16])
         assert time.process_time() - started < 0.5
+    steps = [1000]
+    assert brainfuck("+[]" + "." * 40, 10, steps) == (b"", True) and steps == [0]  # a text's runs share the steps
+    assert brainfuck("+" * 65 + ".", 10, steps) == (b"", True)  # none left
+    endless = "\n".join(["+[>+<]" + "." * 40] * 16)  # sixteen runs, one budget of steps
+    started = time.process_time()
+    assert Decoder(DecodeConfig()).runs(endless, [8192, 16]) == []
+    assert time.process_time() - started < 0.1
 
 
 def test_huge_runs_are_bounded() -> None:
