@@ -197,6 +197,16 @@ SHORT_GATE_RECALL = 0.98
 # injection look-alikes 8.3% against 6.7%; the landlord e-mail's packed window 0.72 (0.43 for the shipped heads on an
 # AVX-512 VNNI host); the cascade 5.29 ms per prompt against 4.57 (the attack gate sends 22.5% of eval16's mix on
 # against 19.5%). On eval38 the session 21 candidate had read 85.0% / 88.8% against 86.2% / 83.8%.
+# Session 24, measured and not shipped: eval35-42 added (`warden models train --attack` from a scratch worktree whose
+# tuple named them). Held out first, eval41 + eval42 (trained on eval17-40; neither head set trained on them, both
+# read through the same product): injection / self-harm 90.6% / 97.5%, hard negatives 21.7% / 5.0%, plain 2.5% of
+# 400, against the shipped heads' 91.2% / 96.2%, 20.0% / 5.0%, 2.2%. Trained on eval17-42: unseen plain texts (long
+# plain, decode_eval's 693 ordinary prompts, every tenth pii_corpus text: 1,506) 0.9% against 1.0%; blind eval43, read
+# once, 77.5% / 96.2%, 13.3% / 3.3%, 0.5% against 82.5% / 96.2%, 10.0% / 3.3%, 0.5%; and its gate (fitted to pass
+# as many of the harder positives) sends 33.5% of eval16's mix on against 19.5%, the cascade 8.44 ms per prompt
+# against 4.31 (`python bench/semantic.py --attack-heads`). Three retrainings on more development sets (sessions 21,
+# 22, 24) have not read better on the next blind set: the look-alikes these heads flag (texts that teach, test or
+# stage an injection) are not separated by more of the same.
 TRAINED_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                 "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                 "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl", "semantic_eval28.jsonl",
