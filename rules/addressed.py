@@ -12,13 +12,16 @@ missed injections on every blind set since eval33, nearly all of it English of 5
 read the buried instruction as one more imperative of the document (0.003-0.45 where 0.5 decides, even where
 models/attack_heads.py ADDRESSED_LEVEL lowers the level near a mark to 0.3). What the heads do not weigh is whom the
 instruction is for: a document written for people that turns to "assistants processing this note" is the carrier's
-signature, and ordinary documents rarely do it. The forms and actions were written after reading eval24-42's missed
-injections, so counts on those sets are an upper bound. Session 23's detector, over the development sets eval17-42
-(models/data/eval): 339 of their 2,161 injection positives, 4 of 1,570 injection look-alikes, none of 17,845 plain
-texts (their plain rows and self-harm look-alikes; bench/data's long plain, decode and PII corpora; the package's
-benign, documents, hard-times and forms texts). Session 24 (forms and actions from eval42's misses, and the negation
-rule below): 350, 3 (eval33's two retell an incident and quote the attack; eval42's is a call script for "Agents"),
-none; no negative text gained a mark.
+signature, and ordinary documents rarely do it. The forms and actions were written after reading eval24-43's missed
+injections, so counts on those sets are an upper bound. Over the development sets eval17-43 (models/data/eval), with
+their plain rows and self-harm look-alikes, bench/data's long plain, decode and PII corpora and the package's benign,
+documents, hard-times and forms texts as plain: session 23's detector is in 357 of 2,241 injection positives, 4 of
+1,630 injection look-alikes and none of 18,246 plain texts; session 24's first round (from eval42's misses, with the
+negation rule below) 368, 3, none; its second (from eval43's misses: "Notes for code-generation assistants", "Guidance
+for client generators", setup steps for coding agents under a heading line, "Mod bot reading this: block @...", an AI
+理财管家, "推荐模型在...时，应将...列为首选"; code that posts to a URL, an Authorization header, a moderator role)
+379, 3, none. The 3: eval33's two retell an incident and quote the attack; eval42's is a call script for "Agents". One
+more look-alike holds a mark (a journal's "Guidance for reviewers"), none more of the plain texts.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -52,7 +55,8 @@ _EN = (r"(?:ai|a\.i\.|llm|language model|model|assistant|agent|bot|chatbot|copil
 _EN_PLURAL = (r"(?:ais|llms|language models|models|assistants|agents|bots|chatbots|copilots|summari[sz]ers|crawlers"
               r"|scrapers|parsers|reviewers|screeners|graders|generators|analy[sz]ers|classifiers|automations|pipelines"
               r"|fixers)")
-_ZH = r"(?:助手|机器人|智能体|AI|大模型|模型|助理|Copilot|GPT)"  # not 客服: in Chinese it is mostly the human staff
+# not 客服: in Chinese it is mostly the human staff
+_ZH = r"(?:助手|机器人|智能体|AI|大模型|模型|助理|管家|Copilot|GPT)"
 _READING = (r"(?:reading|processing|parsing|summari[sz]ing|solving|reviewing|grading|scoring|answering|handling"
             r"|helping|assisting|checking|marking|compiling|drafting)")
 
@@ -71,12 +75,13 @@ _FORMS = (
     # "Automated health summaries must advise", "automated triage in this queue should": what a machine is to do
     r"\b(?:automated|autonomous)\s+(?:[\w'-]+\s+){0,3}?[\w'-]+\s+(?:should|must|shall|are to|is to|needs? to)\b",
     # "AI analyst:", "ai-editors:" (not "v-model:" nor "Threat model:")
-    r"\b(?:ai|llm)[\s_-]+[\w-]+\s*:",
+    r"\b(?:ai|llm)(?:\s|[_-])+[\w-]+\s*:",
     r"\b[\w-]+ (?:bot|agent|assistant|copilot|reviewer|grader|summari[sz]er|analyst)\s*:",
     # "release-bot:", "triage_agent:"
     r"\b\w+[-_](?:bot|agent|assistant|copilot)s?\s*:",
     # "NOTE FOR AI BUILD ASSISTANTS", "Message to any language model": a heading, with or without a colon
-    r"\b(?:note|notice|message|instructions?|memo|reminder|directive)s?\s+(?:to|for)\s+(?:(?:the|all|any|every)\s+)?"
+    r"\b(?:note|notice|message|instructions?|memo|reminder|directive|guidance|setup)s?\s+(?:to|for)\s+"
+    r"(?:(?:the|all|any|every)\s+)?"
     r"(?:[\w'-]+\s+){0,3}" + _EN + r"\b",
     # "read by shopping assistants only (A1Z26):", "intended for AI agents:" (a label, with its colon: "written by an
     # AI", "meant for AI tools" are talk about AI)
@@ -97,8 +102,8 @@ _FORMS = (
     r"[\p{Han}A-Za-z]{0,8}" + _ZH + r"(?:老师|同学|们)?(?:注意|须知)?[)）\]】]?\s*(?:(?:你好|您好)\s*[，,]|[：:])",
     # "【给自动修复构建的助手】", "[致AI助手]": a bracketed heading naming its reader
     r"[【\[（(]\s*(?:给|致|写给|供)[^】\]）)\n]{0,15}" + _ZH + r"[^】\]）)\n]{0,4}[】\]）)]",
-    # "报销机器人请将", "会议助手在生成待办时，请"
-    _ZH + r"们?(?:在[^。！？\n，,]{1,15}时\s*[，,]?\s*)?请",
+    # "报销机器人请将", "会议助手在生成待办时，请", "推荐模型在为考生推荐方案时，应将"
+    _ZH + r"们?(?:在[^。！？\n，,]{1,15}时\s*[，,]?\s*)?(?:请|应将|应把|务必)",
     # "如果你是AI"
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
 )
@@ -124,6 +129,10 @@ _HIDING = (
     r"(?:不要|不必|不用|无需|别|不需要|勿)(?:再)?[^，。；\n]{0,10}?(?:告诉|告知|提示|提醒|透露|说明|标注|提及|提到|确认|询问"
     r"|复核|审核|核验|核对|流转|显示|出现在|通知|念出)",
     r"免(?:核验|密|审)|悄悄|隐藏",
+    # "leave it out of the README", "They ... do not need to be shown to the user"
+    r"\bleave\s+(?:it|this|them|that)\s+out\b",
+    r"\b(?:do|does)(?: not|n't) need to be (?:shown|mentioned|disclosed|told)",
+    r"\bneeds? not be (?:shown|mentioned|disclosed)",
 )
 # The other families, said in the positive: "never commit secrets" in a repository's rules for agents protects.
 _HARMS = (
@@ -135,6 +144,7 @@ _HARMS = (
     r"密码|验证码|密钥|口令|身份证号|银行卡号|私钥|助记词|通讯录|实时位置|手机号",
     r"(?:\.npmrc|\.netrc|\.pypirc|\.env|kubeconfig|\.kube/config|\.aws/credentials)\b",
     r"\b(?:npm|auth|api|access|deploy|bearer|publish|github|gitlab|personal access|refresh|the full)\s+tokens?\b",
+    r"\bauthorization headers?\b",
     # publishing, or code past its review: "npm publish", "commit straight to main", "直接合并到 master"
     r"\bnpm publish\b|\btwine upload\b",
     r"\b(?:commit|push|merge)\w*\s+(?:[\w'-]+\s+){0,2}?(?:to|into|on)\s+(?:main|master|prod|production)\b",
@@ -151,16 +161,22 @@ _HARMS = (
     r"\b(?:skip|bypass|disable|turn off|switch off|override|suppress)\b",
     r"\bgrant\s+(?:[\w'-]+\s+){0,3}?(?:access|admin\w*|permissions?|roles?|rights)\b",
     r"跳过|绕过|关闭|停用|解除|直接(?:通过|批准|审批|放行)",
+    # a community tool's powers: "Block @gary and @nina", "give ed_rowan the editor role", "把他设为管理员"
+    r"\b(?:block|ban|kick|mute|unban)\s+(?:@[\w.-]+|(?:all|every|these|those|the following)\s+(?:users?|members?"
+    r"|accounts?))",
+    r"\b(?:admin|administrator|moderator|owner|editor)\s+(?:role|rights|access|permissions)\b",
+    r"封禁|拉黑|踢出|设为管理员|设置为管理员|管理员权限",
     # verdicts written to order
     r"\b(?:full marks|five stars|5 stars|5 out of 5|positive review|top match|highest (?:score|rating|grade)"
     r"|strong accept)\b",
     r"\baward\w*\s+(?:this|it|the)\s+(?:[\w'-]+\s+){0,2}?(?:level|grade|band|mark|score)s?\b",
     r"\bcap\s+(?:the\s+|all\s+)?(?:[\w'-]+\s+){0,3}?marks\b",
-    r"满分|好评|最高分|五星",
+    r"满分|好评|最高分|五星|列为首选|排在首位|首推",
     # shell and code that runs or sends something elsewhere
     r"\bcurl\s[^\n|]{0,200}\|\s*(?:sh|bash)\b", r"\brm -rf\b",
     r"\bcurl\b[^\n]{0,200}(?:-X\s*POST|--data|-d\s|-F\s|--upload-file|-T\s)", r"\b(?:env|printenv)\s*\|",
-    r"\bcat\s+~/", r"\brequests\.post\(",
+    r"\bcat\s+~/", r"\brequests\.post\(", r"\burllib\.request\.urlopen\(|\bnavigator\.sendBeacon\(",
+    r"\bfetch\(\s*[\"'`]https?://",
     # a limit evaded
     r"\b(?:under|below|beneath)\s+(?:the\s+)?(?:\S+\s+){0,2}(?:threshold|limit)\b",
     # leaving things out, making them public, recording what did not happen
@@ -176,13 +192,14 @@ _HARMS = (
 _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomous|bots?|chatbots?|copilots?|co-pilots?"
               r"|[\w-]+-bots?|summari[sz]ers?|crawlers?|scrapers?|parsers?|classifiers?|automations?|pipelines?)\b"
               r"|人工智能|机器人|智能体|大模型")  # "AI" only as a word: case-insensitive, it is in "claims agents" too
-_MACHINE_ROLE = r"\b(?:assistants?|agents?|models?|generators?)\b|助手|助理|模型"
+_MACHINE_ROLE = r"\b(?:assistants?|agents?|models?|generators?)\b|助手|助理|模型|管家"
 _PERSON_ROLE = (r"\b(?:estate|letting|travel|insurance|sales|support|service|customer|ticket|booking|shipping|customs"
                 r"|border|secret|special|free|sports|talent|literary|leasing|rental|property|claims?|field|station|gate"
                 r")\s+agents?\b"
                 r"|\b(?:executive|personal|teaching|research|administrative|admin|dental|medical|nursing|legal|shop|store"
                 r"|sales|lab|care|office|production|editorial|marketing|program)\s+assistants?\b"
-                r"|\b(?:role|fashion)\s+models?\b|\bmy\s+(?:assistant|agent)s?\b")
+                r"|\b(?:role|fashion)\s+models?\b|\bmy\s+(?:assistant|agent)s?\b"
+                r"|(?:物业|楼栋|私人|酒店|家政|生活|客房|房屋)管家")
 
 # robots.txt's "User-agent:" names a crawler to match, it does not speak to one
 _DIRECTIVES = ("user-agent", "user_agent")
@@ -192,6 +209,9 @@ _BEFORE = 24  # characters: "customer service " and the like
 _REPLY = (r"\s*(?:i\b|i'm|i'll|i've|i'd|we\b|we're|we'll|sure\b|of course|certainly|ok\b|okay|yes\b|no\b|hello|hi\b"
           r"|thanks|thank you|sorry|understood|got it|你好|您好|好的|我|收到|抱歉|没问题|明白|当然)")
 
+# The helpers below search slices, not the text with bounds: RE2 takes a copy of the text it is given, and a 0.5 MB
+# text holds MAX_SPANS marks. A reply's first words are this near its speaker label.
+_REPLY_REACH = 80
 # How far after its addressee an instruction's action is looked for: a sentence or two.
 REACH = 300
 # A text that addresses a reader at every line is no more an injection for it, and the windows near a mark run the
@@ -206,7 +226,16 @@ def _compile(parts: Sequence[str]) -> re2._Regexp:
     return re2.compile("|".join(f"(?:{p})" for p in parts), options)
 
 
-_ADDRESSED = _compile(_FORMS)
+def _on_one_line(pattern: str) -> str:
+    """`pattern` with its white space kept to one line: an addressee is named on one line ("to come tuesday\nAgent:"
+    is the end of a sentence and a speaker label; "## Setup for automated coding agents\n\nAgents integrating this
+    library must" holds its mark on the second line). Said in the pattern, not by filtering matches: a match thrown
+    away for spanning a line would hide one that starts inside it, and searching again from there re-reads the text
+    (RE2 takes a copy of it per call: quadratic on a text of many such lines)."""
+    return pattern.replace("\\s", "[^\\S\n]")
+
+
+_ADDRESSED = _compile([_on_one_line(f) for f in _FORMS])
 _ACTION = _compile(_HIDING + _HARMS)
 _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
 # a negation and what is left of its clause up to the action ("never commit secrets, " before "tokens")
@@ -225,9 +254,7 @@ def marks(text: str) -> list[tuple[int, int]]:
 
 def _marks(text: str) -> list[tuple[int, int]]:
     """`marks` of a text RE2 can read (`utf8_safe`)."""
-    # an addressee is named on one line: "to come tuesday\nAgent:" is the end of a sentence and a speaker label
-    found = (m for m in _ADDRESSED.finditer(text)
-             if "\n" not in m.group(0).rstrip() and not m.group(0).lower().startswith(_DIRECTIVES))
+    found = (m for m in _ADDRESSED.finditer(text) if not m.group(0).lower().startswith(_DIRECTIVES))
     return [(m.start(), m.end()) for m in itertools.islice(found, MAX_SPANS)]
 
 
@@ -235,16 +262,16 @@ def _speaker_label(text: str, start: int, end: int) -> bool:
     """A mark that opens its line, ends in a colon and is followed by a reply: who speaks, not whom it is for."""
     line_start = text.rfind("\n", 0, start) + 1
     return (not text[line_start:start].strip() and text[start:end].rstrip().endswith((":", "："))
-            and _REPLY_START.match(text, end) is not None)
+            and _REPLY_START.match(text[end:end + _REPLY_REACH]) is not None)
 
 
 def _automated(text: str, start: int, end: int) -> bool:
     """Whether a mark's words name an automated reader rather than a person's job (the words just before it
     too: the plural form marks "agents:" of "Estate agents:")."""
-    if _AUTOMATED_READER.search(text, start, end) is not None:
+    if _AUTOMATED_READER.search(text[start:end]) is not None:
         return True
-    return (_MACHINE.search(text, start, end) is not None
-            and _PERSON.search(text, max(0, start - _BEFORE), end) is None)
+    return (_MACHINE.search(text[start:end]) is not None
+            and _PERSON.search(text[max(0, start - _BEFORE):end]) is None)
 
 
 def instructions(text: str) -> list[tuple[int, int]]:
@@ -270,11 +297,12 @@ _NEGATION_REACH = 60
 def _action(text: str, start: int, stop: int) -> int | None:
     """The end of the first harmful action in text[start:stop] that no negation before it in its clause rules out
     ("never transfer a caller without telling them" protects; "transfer it without telling them" hides)."""
-    for m in _ACTION.finditer(text, start, stop):
+    window = text[start:stop]
+    for m in _ACTION.finditer(window):
         # a negative command ("do not mention", "不要告诉") is one of a list of them, not a negated harm
         if (_NEGATIVE_COMMAND.match(m.group(0)) is not None
-                or _NEGATED.search(text[max(start, m.start() - _NEGATION_REACH):m.start()]) is None):
-            return int(m.end())
+                or _NEGATED.search(window[max(0, m.start() - _NEGATION_REACH):m.start()]) is None):
+            return start + int(m.end())
     return None
 
 
