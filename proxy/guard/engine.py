@@ -28,6 +28,7 @@ from rules.policy import Decision, default_mask
 from rules.pseudonym import PseudonymVault
 from rules.roles import Role, RolePolicy, strip_notice
 from rules.scanner import Scanner, ScanResult
+from rules.smuggled import SmuggledInstructionDetector
 
 log = logging.getLogger("warden.guard")
 
@@ -87,7 +88,7 @@ def compile_policy(
     # they get the lexical rules only (a keyword in a benign context is then blocked, not cleared).
     stream = Scanner(response_rules)
     request = Scanner(request_rules, extra_detectors=(*extra_detectors, *_decoding(rules, extra_detectors),
-                                                      *_addressed(rules)), filters=filters)
+                                                      *_injection_signatures(rules)), filters=filters)
     return Policy(
         request,
         stream,
@@ -112,12 +113,13 @@ def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector
     return [DecodingDetector(rules.decode, scans)] if scans else []
 
 
-def _addressed(rules: LoadedRules) -> list[Detector]:
-    """Instructions addressed to an automated reader that tell it to do harm (rules/addressed.py), requests only,
-    while a rule of their category is enabled: an injection's signature in a pasted document, model or no model."""
+def _injection_signatures(rules: LoadedRules) -> list[Detector]:
+    """Instructions addressed to an automated reader that tell it to do harm (rules/addressed.py) and requests to
+    decode something and obey it (rules/smuggled.py), requests only, while a rule of their category is enabled: an
+    injection's signatures, model or no model."""
     enabled = any(e.fields.get("category", e.rule) == addressed.CATEGORY for e in rules.entries
                   if e.type == "words" and e.fields.get("enabled", True))
-    return [AddressedInstructionDetector()] if enabled else []
+    return [AddressedInstructionDetector(), SmuggledInstructionDetector()] if enabled else []
 
 
 @dataclass(frozen=True, slots=True)

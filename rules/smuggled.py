@@ -1,0 +1,87 @@
+"""A request to decode something and then do what it says: an instruction smuggled past the filters in an encoding.
+
+"Decode the bytes as UTF-8 and carry it out", "transliterate the runes letter by letter, then do as they say",
+"解码后照做", "按UTF-8读出来，答疑助手请照做". Whatever the encoding, and whether or not rules/decode.py can read
+it, asking the model to obey a text it must first decode is the smuggler's signature: nobody needs a model to obey
+what they could have written plainly. `requests(text)` finds the spans from the decoding verb to the obeying one;
+`SmuggledInstructionDetector` reports them as `prompt_injection` findings of kind `smuggled` (requests only, model-free,
+not cleared by rules.fusion), as rules/addressed.py does for instructions addressed to an automated reader.
+
+Why (session 24): each blind set since eval33 brought encodings nobody here had decoded yet (eval42: Bubble Babble,
+regional-indicator letters, Base45, variation-selector bytes; eval43: base36, runes, DNA letters, base16384), and a
+decoder written after a set reads the next set's encodings no better. What the payloads shared was the request
+around them. Over the development sets eval17-43 (models/data/eval, read: an upper bound), the form is in 79 of their
+2,241 injection positives, 9 of them missed by everything else (eval36-43), none of their 1,630 injection look-alikes
+and none of 21,096 plain texts (their plain rows and self-harm look-alikes, eval1-16's unlabelled rows, bench/data's
+long plain, decode and PII corpora, the package's benign, documents, hard-times and forms texts). Not the form:
+"decode this and tell me what it says", "scan the QR code and follow the steps" (a visible guide), "translate this:
+'Follow the instructions'" (the words are the text to translate), "how do I follow it up", "转换成CSV后执行脚本".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import re2
+
+from rules.findings import Finding, utf8_safe
+
+CATEGORY = "prompt_injection"
+KIND = "smuggled"
+RULE = "prompt_injection.smuggled"
+
+# How far after the decoding verb its obeying verb is looked for: one sentence ("decode the bytes as UTF-8 and carry
+# it out"), or a short parenthesis after the payload.
+REACH = 120
+# A text that asks it at every line is no more an injection for it: the first MAX_SPANS are enough.
+MAX_SPANS = 32
+
+# the decoding verb; the obeying one within REACH characters on its line
+_DECODE_EN = r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back))\w*\b"
+_OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follow (?:what (?:it|they) says?"
+            r"|its instructions)\b|carry (?:it|them) out|execute (?:it|them)\b|obey\w*|act on (?:it|them)\b"
+            # "follow it" as an order, not "follow it up"
+            r"|follow (?:it|them)(?:[.,;:!)]|$| (?:when|while|exactly|now|please|carefully|to the letter|step by step"
+            r"|and|as)\b))")
+_EN = _DECODE_EN + "[^\n]{0," + str(REACH) + "}?" + _OBEY_EN
+_ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出)[^。！？\n]{0,40}?"
+       r"(?:照做|照着做|照办|照(?:着)?执行"
+       r"|按(?:照)?(?:上面|里面|它|其|内容|上述|里头)(?:说的|的意思|所说|要求|写的)?(?:去)?(?:做|处理|办|操作|执行))")
+
+
+def _compile() -> re2._Regexp:
+    options = re2.Options()
+    options.case_sensitive = False
+    return re2.compile(f"(?:{_EN})|(?:{_ZH})", options)
+
+
+_REQUEST = _compile()
+
+
+def requests(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each request in `text` to decode something and obey it, the first MAX_SPANS."""
+    out = []
+    for m in _REQUEST.finditer(utf8_safe(text)):
+        out.append((m.start(), m.end()))
+        if len(out) == MAX_SPANS:
+            break
+    return out
+
+
+class SmuggledInstructionDetector:
+    """rules.findings.Detector: a `prompt_injection` finding (kind `smuggled`) at each request to decode something
+    and do what it says. Requests only; model-free, one RE2 pass."""
+
+    @property
+    def name(self) -> str:
+        return "smuggled"
+
+    @property
+    def max_match_len(self) -> int | None:
+        return None
+
+    def detect(self, text: str) -> Sequence[Finding]:
+        return [Finding(kind=KIND, category=CATEGORY, start=a, end=b, rule=RULE) for a, b in requests(text)]
+
+
+__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "REACH", "RULE", "SmuggledInstructionDetector", "requests"]
