@@ -139,6 +139,7 @@ from rules.decode_ciphers import (
     ATBASH,
     BACON_HINT,
     BACON_RUN,
+    COLUMNAR_RUN,
     KEY_HINT,
     KEY_LEFT,
     KEY_LINES_AFTER,
@@ -147,7 +148,10 @@ from rules.decode_ciphers import (
     TYPED_RIGHT,
     a1z26,
     bacon,
+    columnar,
     keyboard_left,
+    segmented,
+    substitution,
     vigenere,
 )
 from rules.decode_cjk import (
@@ -230,6 +234,34 @@ from rules.decode_legacy import (
     uudecode,
 )
 from rules.decode_pinyin import PINYIN_RUN, phrases, pinyin_hint
+from rules.decode_symbols import (
+    B16384_HINT,
+    B16384_RUN,
+    BASE36_HINT,
+    BASE36_RUN,
+    DNA_HINT,
+    DNA_RUN,
+    HEXAGRAM_HINT,
+    HEXAGRAM_RUN,
+    RUNE_DISTINCT,
+    RUNE_HINT,
+    RUNE_LETTERS,
+    RUNE_RUN,
+    WHITESPACE_HINT,
+    base36,
+    base36_worth,
+    base16384,
+    base16384_worth,
+    dna,
+    dna_worth,
+    hexagrams,
+    rune_count,
+    runes,
+    trailing_blocks,
+    whitespace,
+)
+from rules.decode_zhuyin import ZHUYIN_HINT, ZHUYIN_RUN
+from rules.decode_zhuyin import phrases as zhuyin_phrases
 from rules.findings import Finding, new_finding
 from rules.normalize import _ANCHOR_START, _UNANCHORED, found_in
 
@@ -245,8 +277,10 @@ class DecodeConfig:
     utf7: true, upside_down: true, rot13: true, rot47: true, reverse: true, spelled: true, atbash: true,
     vigenere: true, a1z26: true, bacon: true, keyboard: true, gb2312: true, mojibake: true, punycode: true,
     cjk_shift: true, bubblebabble: true, regional: true, base45: true, variation: true, base100: true,
-    core_values: true, brainfuck: true, ubbi_dubbi: true, pinyin: true, min_run: 16, max_bytes: 8192,
-    max_runs: 16}}` (or `decode: false`)."""
+    core_values: true, brainfuck: true, ubbi_dubbi: true, pinyin: true, base36: true, base16384: true,
+    hexagrams: true, dna: true, whitespace: true, runes: true, substitution: true, columnar: true, zhuyin: true,
+    min_run: 16, max_bytes: 8192, max_runs: 16}}`
+    (or `decode: false`)."""
 
     base64: bool = True
     hex: bool = True
@@ -286,6 +320,15 @@ class DecodeConfig:
     brainfuck: bool = True  # Brainfuck programs, run with a step budget
     ubbi_dubbi: bool = True  # Ubbi Dubbi ("hubellubo")
     pinyin: bool = True  # the builtin Chinese phrases in pinyin ("hu1 lve4 zhi1 qian2 ...")
+    base36: bool = True  # the bytes as one base-36 integer (0-9a-z)
+    base16384: bool = True  # 14 bits an ideograph (U+4E00-U+8DFF), tail marker U+3D01-U+3D06
+    hexagrams: bool = True  # six bits an I Ching hexagram (U+4DC0-U+4DFF)
+    dna: bool = True  # two bits a nucleotide (A C G T)
+    whitespace: bool = True  # bits in spaces and tabs at line ends
+    runes: bool = True  # Latin letters written as runes
+    substitution: bool = True  # a keyword's cipher alphabet, with the key stated nearby ("key LANTERN")
+    columnar: bool = True  # keyed columnar transposition in groups of five, with the key stated nearby
+    zhuyin: bool = True  # the builtin Chinese phrases in zhuyin (注音: "ㄏㄨ ㄌㄩㄝˋ ㄓ ㄑㄧㄢˊ ...")
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
     max_runs: int = 16  # runs decoded per text, all depths together
@@ -299,7 +342,9 @@ class DecodeConfig:
                 or self.upside_down or self.atbash or self.vigenere or self.a1z26 or self.bacon or self.keyboard
                 or self.gb2312 or self.mojibake or self.punycode or self.cjk_shift or self.bubblebabble
                 or self.regional or self.base45 or self.variation or self.base100 or self.core_values
-                or self.brainfuck or self.ubbi_dubbi or self.pinyin)
+                or self.brainfuck or self.ubbi_dubbi or self.pinyin or self.base36 or self.base16384
+                or self.hexagrams or self.dna or self.whitespace or self.runes or self.substitution
+                or self.columnar or self.zhuyin)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
@@ -313,7 +358,9 @@ class DecodeConfig:
                 f"shift={int(self.cjk_shift)},babble={int(self.bubblebabble)},ri={int(self.regional)},"
                 f"b45={int(self.base45)},vs={int(self.variation)},b100={int(self.base100)},"
                 f"values={int(self.core_values)},bf={int(self.brainfuck)},ubbi={int(self.ubbi_dubbi)},"
-                f"pinyin={int(self.pinyin)},"
+                f"pinyin={int(self.pinyin)},b36={int(self.base36)},b16384={int(self.base16384)},"
+                f"iching={int(self.hexagrams)},dna={int(self.dna)},ws={int(self.whitespace)},runes={int(self.runes)},"
+                f"subst={int(self.substitution)},columnar={int(self.columnar)},zhuyin={int(self.zhuyin)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -448,6 +495,8 @@ _HINTS = sorted(({v for w in _COMMON if len(w) > 1 for v in (w.translate(_ROT13)
 _VARIANT_WORDS = frozenset(("anything", "everything", "dan", "mode", "developer", "jailbreak", "above", "prior",
                             "assistant", "restrictions", "unrestricted", "secret", "password", "safety", "filter",
                             "policy", "pretend", "act", "said"))
+_SEGMENT_WORDS = _COMMON | _VARIANT_WORDS  # the words a columnar run's letters are split into
+COLUMNAR_COVERED = 0.7  # share of a columnar run's letters in those words
 CIPHER_PLAIN_SHARE = 0.15  # a run is tried when fewer of its words are common English ones than this
 CIPHER_DECODED_SHARE = 0.3  # and kept when at least this many of the decoded words are
 
@@ -608,7 +657,8 @@ def _cold_hints() -> dict[str, str]:
             "mojibake": MOJIBAKE_HINT, "punycode": PUNYCODE_HINT, "reversed_zh": reversed_hint(),
             "cjk_shift": uncommon_hint(_common_hanzi()), "bubblebabble": BABBLE_HINT, "base45": BASE45_HINT,
             "brainfuck": BRAINFUCK_HINT, "ubbi_dubbi": UBBI_HINT, "core_values": CORE_VALUES_HINT,
-            "pinyin": pinyin_hint()}
+            "pinyin": pinyin_hint(), "base36": BASE36_HINT, "base16384": B16384_HINT, "hexagrams": HEXAGRAM_HINT,
+            "dna": DNA_HINT, "whitespace": WHITESPACE_HINT, "runes": RUNE_HINT, "zhuyin": ZHUYIN_HINT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -663,7 +713,8 @@ class DecodedRun:
     #                | ascii85 | uuencode | utf7 | upside_down | rot13 | rot47 | reversed | nato | morse | atbash
     #                | vigenere | a1z26 | bacon | keyboard | gb2312 | mojibake | punycode | cjk_shift | reversed_zh
     #                | bubblebabble | regional | base45 | variation | base100 | core_values | brainfuck | ubbi_dubbi
-    #                | pinyin
+    #                | pinyin | base36 | base16384 | hexagrams | dna | whitespace | runes | substitution
+    #                | columnar | zhuyin
     text: str
     truncated: bool
 
@@ -860,7 +911,9 @@ class Decoder:
         self._cold_on = (config.rot13 or config.reverse or config.atbash or config.rot47 or config.spelled
                          or config.keyboard or config.vigenere or config.a1z26 or config.bacon or config.mojibake
                          or config.punycode or config.cjk_shift or config.bubblebabble or config.base45
-                         or config.brainfuck or config.ubbi_dubbi or config.core_values or config.pinyin)
+                         or config.brainfuck or config.ubbi_dubbi or config.core_values or config.pinyin
+                         or config.base36 or config.base16384 or config.hexagrams or config.dna or config.whitespace
+                         or config.runes or config.substitution or config.columnar or config.zhuyin)
         self._cold = _cold()
 
     def too_short(self, text: str) -> bool:
@@ -932,8 +985,8 @@ class Decoder:
         if hinted("keyboard"):
             out += self._token_runs(text, budget, lambda run: run.translate(KEY_LEFT), "keyboard")  # typed right
             out += self._token_runs(text, budget, lambda run: keyboard_left(run, _known), "keyboard")
-        if hinted("vigenere"):
-            out += self._vigenere_runs(text, budget)
+        if "vigenere" in cold and (cfg.vigenere or cfg.substitution or cfg.columnar):
+            out += self._keyed_runs(text, budget)
         if hinted("a1z26"):
             out += self._pattern_runs(text, budget, A1Z26_RUN, lambda run: (a1z26(run),), "a1z26")
         if hinted("bacon"):
@@ -957,7 +1010,21 @@ class Decoder:
         if hinted("core_values"):
             out += self._core_values_runs(text, budget)
         if hinted("pinyin"):
-            out += self._pinyin_runs(text, budget)
+            out += self._pinyin_runs(text, budget, PINYIN_RUN, phrases, "pinyin")
+        if hinted("base36"):
+            out += self._bytes_runs(text, budget, BASE36_RUN, base36, "base36", base36_worth)
+        if cfg.base16384 and ("base16384" in cold or "cjk_shift" in cold):  # unmarked runs: rare ideographs
+            out += self._base16384_runs(text, budget)
+        if hinted("hexagrams"):
+            out += self._bytes_runs(text, budget, HEXAGRAM_RUN, lambda run: (hexagrams(run), False), "hexagrams")
+        if hinted("dna"):
+            out += self._bytes_runs(text, budget, DNA_RUN, lambda run: (dna(run), False), "dna", dna_worth)
+        if hinted("whitespace"):
+            out += self._whitespace_runs(text, budget)
+        if hinted("runes"):
+            out += self._rune_runs(text, budget)
+        if hinted("zhuyin"):
+            out += self._pinyin_runs(text, budget, ZHUYIN_RUN, zhuyin_phrases, "zhuyin")
         return out
 
     @staticmethod
@@ -993,10 +1060,11 @@ class Decoder:
 
         return self._matched_runs(text, budget, pattern, read)
 
-    def _vigenere_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+    def _keyed_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """The clause runs (`_cipher_spans`) on the line of a stated key, on the KEY_LINES_AFTER lines after it or on
         the line before (no farther than the byte budget either way), decrypted with the key (the key's own words left
-        out of a run that holds them), kept when that reads as English. The first KEYS_TRIED keys of a text only."""
+        out of a run that holds them) as Vigenère, keyword substitution or columnar transposition (`_keyed`), kept
+        when that reads as English. The first KEYS_TRIED keys of a text only."""
         out: list[DecodedRun] = []
         tried: set[tuple[int, int]] = set()
         for m in itertools.islice(KEY_STATED.finditer(text), KEYS_TRIED):
@@ -1017,11 +1085,30 @@ class Decoder:
                     return out
                 tried.add((start, end))
                 run = _spend(budget, text[start:end])
-                plain = vigenere(run, key)
-                if _reads_as_english(plain) and not _reads_as_english(run):
+                found = self._keyed(run, key) if not _reads_as_english(run) else None
+                if found is not None:
                     cut = len(run) < end - start or (capped and not text[end:last].strip())
-                    out.append(DecodedRun(start, end, "vigenere", plain, cut))
+                    out.append(DecodedRun(start, end, found[0], found[1], cut))
         return out
+
+    def _keyed(self, run: str, key: str) -> tuple[str, str] | None:
+        """(encoding, plain text) of the first keyed cipher whose decryption of `run` with `key` reads as English: a
+        columnar run (five-letter capital groups) read back, its padding X (fewer than the key's letters) dropped and
+        its words found again (`segmented`: COLUMNAR_COVERED of its letters in known words)."""
+        cfg = self.config
+        for on, encoding, decrypt in ((cfg.vigenere, "vigenere", vigenere),
+                                      (cfg.substitution, "substitution", substitution)):
+            plain = decrypt(run, key) if on else ""
+            if plain and _reads_as_english(plain):
+                return encoding, plain
+        if cfg.columnar and COLUMNAR_RUN.fullmatch(run):
+            letters = columnar(run, key)
+            if len(letters) - len(letters.rstrip("X")) < len(key):
+                letters = letters.rstrip("X")
+            plain, covered = segmented(letters, _SEGMENT_WORDS)
+            if covered >= COLUMNAR_COVERED * len(letters) and _reads_as_english(plain):
+                return "columnar", plain
+        return None
 
     def _punycode_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Host names with `xn--` labels, kept decoded when a label reads as Chinese or English."""
@@ -1206,24 +1293,90 @@ class Decoder:
 
         return self._matched_runs(text, budget, CORE_VALUES_RUN, read)
 
-    def _pinyin_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
-        """Runs of pinyin syllables holding a builtin phrase's (rules/decode_pinyin.py), as those phrases, from the
-        first to the last matched syllable. A run is charged to the budget only when it holds one (a hinted text's
-        other Latin runs cost none), and no more than `max_bytes` characters of runs are read in all."""
+    def _pinyin_runs(self, text: str, budget: list[int], pattern: re.Pattern[str],
+                     found_in_run: Callable[[str], list[tuple[int, int, str]]], encoding: str) -> list[DecodedRun]:
+        """Runs of pinyin (or zhuyin) syllables holding a builtin phrase's (rules/decode_pinyin.py,
+        rules/decode_zhuyin.py: `found_in_run`), as those phrases, from the first to the last matched syllable. A run
+        is charged to the budget only when it holds one (a hinted text's other runs cost none), and no more than
+        `max_bytes` characters of runs are read in all."""
         out: list[DecodedRun] = []
         examined = 0
-        for m in PINYIN_RUN.finditer(text):
+        for m in pattern.finditer(text):
             if budget[0] <= 0 or budget[1] <= 0 or examined >= self.config.max_bytes:
                 break
             part = m.group()[:min(budget[0], self.config.max_bytes - examined)]
             examined += len(part)
-            found = phrases(part)
+            found = found_in_run(part)
             if found:
                 start, end = m.start() + found[0][0], m.start() + found[-1][1]
                 _spend(budget, text[start:end])
                 plain = "，".join(phrase for _, _, phrase in found)
-                out.append(DecodedRun(start, end, "pinyin", plain, len(part) < len(m.group())))
+                out.append(DecodedRun(start, end, encoding, plain, len(part) < len(m.group())))
         return out
+
+    def _bytes_runs(self, text: str, budget: list[int], pattern: re.Pattern[str],
+                    decode: Callable[[str], tuple[bytes, bool]], encoding: str,
+                    worth: Callable[[str], bool] | None = None) -> list[DecodedRun]:
+        """Runs of `pattern` (those `worth` reading) whose bytes (`decode`) are UTF-8 text that reads as words or
+        Chinese (`_reads_as_text`): a digest's, a genome's or a hexagram list's bytes are not UTF-8 for long, or
+        are control bytes."""
+        min_printable = self.config.min_printable
+
+        def read(m: re.Match[str], run: str) -> tuple[str, str] | None:
+            raw, cut = decode(run)
+            plain = _as_text(raw, cut or len(run) < len(m.group()), min_printable)
+            if plain is None or not _reads_as_text(plain):
+                return None
+            return encoding, plain
+
+        return self._matched_runs(text, budget, pattern, read, worth)
+
+    def _base16384_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """base16384 runs that end with a tail marker, or are B16384_CHARS mostly rare ideographs long
+        (`base16384_worth`), kept when their bytes are text that reads as English or Chinese (a marked run: from the
+        first of its starts that does)."""
+        common = _common_hanzi()
+        min_printable = self.config.min_printable
+        out: list[DecodedRun] = []
+        for m in B16384_RUN.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            if not base16384_worth(m.group(), common) or len(m.group()) > budget[0]:
+                continue  # ordinary Chinese; a run past the byte budget is not read (its tail is what aligns it)
+            run = _spend(budget, m.group())
+            for offset, raw in base16384(run):
+                plain = _as_text(raw, False, min_printable)
+                if plain is not None and _reads_as_text(plain):
+                    out.append(DecodedRun(m.start() + offset, m.end(), "base16384", plain, False))
+                    break
+        return out
+
+    def _whitespace_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Blocks of lines with eight mixed spaces and tabs at their ends (`trailing_blocks`), their bits kept as
+        bytes when those read as words or Chinese."""
+        out: list[DecodedRun] = []
+        for start, end, bits in trailing_blocks(text[:budget[0] * 16]):  # a byte is eight bits and their lines
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            budget[1] -= 1
+            raw = whitespace(bits[:budget[0] * 8])
+            budget[0] -= max(1, len(raw))
+            plain = _as_text(raw, False, self.config.min_printable)
+            if plain is not None and _reads_as_text(plain):
+                out.append(DecodedRun(start, end, "whitespace", plain, False))
+        return out
+
+    def _rune_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Runs of RUNE_LETTERS runes or more, kept with their readings (`runes`) when one reads as words of
+        RUNE_DISTINCT different letters or more (rune art repeats a few; both readings are scanned, a line each)."""
+
+        def read(_: re.Match[str], run: str) -> tuple[str, str] | None:
+            readings = runes(run, _known)
+            if not any(reads_as_words(r) and len(set(r) - {" "}) >= RUNE_DISTINCT for r in readings):
+                return None
+            return "runes", "\n".join(dict.fromkeys(readings))
+
+        return self._matched_runs(text, budget, RUNE_RUN, read, lambda run: rune_count(run) >= RUNE_LETTERS)
 
     def _spelled_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of NATO spelling-alphabet words and of Morse code, as letters (a `/` between words is a space)."""

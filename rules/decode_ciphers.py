@@ -90,6 +90,83 @@ def vigenere(run: str, key: str) -> str:
     return "".join(out)
 
 
+# Keyword substitution: the cipher alphabet is the key's letters, each once, then the rest of the alphabet in order
+# (key LANTERN: LANTERBCDFGHIJKMOPQSUVWXYZ). Like Vigenère, only with a stated key: a search over keys reads English
+# into any text of letters.
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+
+
+def keyword_alphabet(key: str) -> str:
+    """The cipher alphabet of `key`: its letters deduplicated, then the others in order."""
+    head = "".join(dict.fromkeys(key.lower()))
+    return head + "".join(c for c in _ALPHABET if c not in head)
+
+
+def substitution(run: str, key: str) -> str:
+    """`run` decrypted with the keyword alphabet of `key` (each cipher letter as the plain letter at its place in the
+    alphabet), case kept."""
+    cipher = keyword_alphabet(key)
+    table = str.maketrans(cipher + cipher.upper(), _ALPHABET + _ALPHABET.upper())
+    return run.translate(table)
+
+
+# Keyed columnar transposition: the plaintext's letters, upper-cased, written in rows under the key, the columns read
+# in the key's alphabetical order (equal letters left to right), and written in groups of five. A run is such groups
+# only (`COLUMNAR_RUN`: the last may be shorter); the key's columns are cut back to the rows they had (the first
+# len % k columns one longer) and read row by row (`columnar`). What comes out has no spaces: `segmented` puts them
+# back between the decoder's known words.
+COLUMNAR_RUN = re.compile(r"[A-Z]{5}(?: [A-Z]{5})+(?: [A-Z]{1,4})?")
+
+
+def columnar(run: str, key: str) -> str:
+    """The letters of a columnar-transposition run read back under `key`."""
+    letters = run.replace(" ", "")
+    k, n = len(key), len(letters)
+    rows, long_columns = divmod(n, k)
+    order = sorted(range(k), key=lambda i: (key.upper()[i], i))
+    columns: dict[int, str] = {}
+    at = 0
+    for column in order:
+        height = rows + (column < long_columns)
+        columns[column] = letters[at:at + height]
+        at += height
+    return "".join(columns[c][r] for r in range(rows + 1) for c in range(k) if r < len(columns[c]))
+
+
+SEGMENT_WORD = 16  # the longest word looked for
+
+
+def segmented(letters: str, words: frozenset[str]) -> tuple[str, int]:
+    """`letters` (no spaces) split into the most letters covered by `words` (of two letters or more, or "a" and "i"),
+    the letters between them kept as one word; and how many letters the words cover."""
+    lower = letters.lower()
+    n = len(lower)
+    best: list[tuple[int, int]] = [(0, 0)] * (n + 1)  # (covered, start of the last piece) for each prefix
+    for end in range(1, n + 1):
+        best[end] = (best[end - 1][0], -(end - 1) - 1)  # the letter uncovered (a negative start marks it)
+        for start in range(max(0, end - SEGMENT_WORD), end):
+            word = lower[start:end]
+            if (len(word) > 1 or word in "ai") and word in words and best[start][0] + len(word) > best[end][0]:
+                best[end] = (best[start][0] + len(word), start)
+    pieces: list[str] = []
+    loose = ""
+    end = n
+    while end > 0:
+        start = best[end][1]
+        if start < 0:
+            loose = lower[end - 1] + loose
+            end -= 1
+            continue
+        if loose:
+            pieces.append(loose)
+            loose = ""
+        pieces.append(lower[start:end])
+        end = start
+    if loose:
+        pieces.append(loose)
+    return " ".join(reversed(pieces)), best[n][0]
+
+
 # A1Z26
 A1Z26_LETTERS = 8  # numbers in a run ("ignore all" is nine)
 _POSITION = r"(?:0?[1-9]|1[0-9]|2[0-6])"

@@ -55,7 +55,8 @@ DECODE_SWITCHES = ("base64", "hex", "url", "binary", "decimal", "html", "escapes
                    "braille", "octal", "ascii85", "uuencode", "utf7", "upside_down", "rot13", "rot47", "reverse",
                    "spelled", "atbash", "vigenere", "a1z26", "bacon", "keyboard", "gb2312", "mojibake", "punycode",
                    "cjk_shift", "bubblebabble", "regional", "base45", "variation", "base100", "core_values",
-                   "brainfuck", "ubbi_dubbi", "pinyin")
+                   "brainfuck", "ubbi_dubbi", "pinyin", "base36", "base16384", "hexagrams", "dna", "whitespace",
+                   "runes", "substitution", "columnar", "zhuyin")
 DECODE_FIELDS = frozenset({*DECODE_SWITCHES, "min_run", "max_bytes", "max_runs", "min_printable"})
 
 
