@@ -1181,9 +1181,9 @@ def _encoded_pinyin(start: int) -> list[dict[str, str]]:
             for e, form in enumerate(PINYIN_FORMS, start=start) for j, phrase in enumerate(PINYIN_OF)]
 
 
-# Session 25 (after every row above): ten more encodings, the encoders written here from their definitions (zhuyin
-# from the hand-written pinyin of PINYIN_OF by the product's rule, `rules.decode_zhuyin.zhuyin`: a syllable table
-# written twice would say the same).
+# Session 24, second round (after every row above): ten more encodings, the encoders written here from their
+# definitions (zhuyin from the hand-written pinyin of PINYIN_OF by the product's rule, `rules.decode_zhuyin.zhuyin`:
+# a syllable table written twice would say the same).
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 

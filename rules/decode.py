@@ -111,11 +111,16 @@ reads Bubble Babble (its checksum decides), Base45 (hinted by a capital-digit ch
 as words or Chinese), Brainfuck (run with a step budget) and Ubbi Dubbi; rules/decode_cjk.py the core-values encoder's
 twelve words; rules/decode_pinyin.py the builtin phrases in pinyin, from a table of their characters' readings. The
 hints of all but the emoji kinds are alternatives of the cold pass. Mathematical letters (𝗯𝗼𝗹𝗱, 𝓈𝒸𝓇𝒾𝓅𝓉, 𝔣𝔯𝔞𝔨𝔱𝔲𝔯)
-are read as ASCII by the base view's NFKC, so the word lists see them as they are.
+are read as ASCII by the base view's NFKC, so the word lists see them as they are. A second round the same session:
+rules/decode_symbols.py reads base36, base16384, I Ching hexagrams, DNA letters, bytes as whitespace at line ends and
+runes (each kept only when it reads as words or Chinese); rules/decode_ciphers.py keyword substitution and keyed
+columnar transposition with a stated key; rules/decode_zhuyin.py the builtin phrases in zhuyin (bopomofo), from the
+pinyin table. Not decoded: 拆字 (characters written as their components, which are ordinary characters too).
 
 Pure: `binascii`, `html`, `re` and RE2 (through rules/normalize.py, the one module that touches its binding), and
 rules/decode_escapes.py, rules/decode_hidden.py, rules/decode_legacy.py, rules/decode_ciphers.py, rules/decode_cjk.py,
-rules/decode_emoji.py, rules/decode_esoteric.py and rules/decode_pinyin.py; the scanners to run on decoded text are
+rules/decode_emoji.py, rules/decode_esoteric.py, rules/decode_pinyin.py, rules/decode_symbols.py and
+rules/decode_zhuyin.py; the scanners to run on decoded text are
 passed in.
 """
 
