@@ -9,11 +9,11 @@ import codecs
 import json
 import quopri
 import random
-import unicodedata
 import urllib.parse
 
 import pytest
 
+from bench.decode_corpus import _math
 from rules.decode import DECODED_KIND, DecodeConfig, Decoder, DecodingDetector
 from rules.errors import RuleFileError
 from rules.findings import Action
@@ -829,21 +829,8 @@ MATH_STYLES = ["BOLD", "ITALIC", "BOLD ITALIC", "SCRIPT", "BOLD SCRIPT", "FRAKTU
                "SANS-SERIF", "SANS-SERIF BOLD", "SANS-SERIF ITALIC", "SANS-SERIF BOLD ITALIC", "MONOSPACE"]
 
 
-def math_letters(text: str, style: str) -> str:
-    """Latin letters in a mathematical alphabet, the ones Letterlike Symbols had first (ℯ, ℌ, ℝ, ℎ) from there."""
-    older = {"SCRIPT": "SCRIPT", "FRAKTUR": "BLACK-LETTER", "DOUBLE-STRUCK": "DOUBLE-STRUCK"}
-    out = []
-    for c in text:
-        if not (c.isascii() and c.isalpha()):
-            out.append(c)
-            continue
-        case = "CAPITAL" if c.isupper() else "SMALL"
-        try:
-            out.append(unicodedata.lookup(f"MATHEMATICAL {style} {case} {c.upper()}"))
-        except KeyError:
-            name = "PLANCK CONSTANT" if style == "ITALIC" else f"{older[style]} {case} {c.upper()}"
-            out.append(unicodedata.lookup(name))
-    return "".join(out)
+# Latin letters in a mathematical alphabet: bench.decode_corpus writes them for bench.eval_decode the same way
+math_letters = _math
 
 
 @pytest.mark.parametrize("style", MATH_STYLES)
