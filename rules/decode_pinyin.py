@@ -23,6 +23,7 @@ import functools
 import itertools
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rules.decode_pinyin_data import PHRASES, READINGS
@@ -99,24 +100,29 @@ def phrases(run: str) -> list[tuple[int, int, str]]:
     tokens = list(_TOKENS.finditer(run))
     written = [syllable(t.group()) for t in tokens]
     index = _index()
+
+    def match(i: int, length: int) -> str | None:
+        part = written[i:i + length]
+        return next((p.text for p in index.get(tuple(letters for letters, _ in part), ()) if _fits(p, part)), None)
+
+    return [(tokens[i].start(), tokens[i + length - 1].end(), text)
+            for i, length, text in longest_first(len(written), _lengths(), match)]
+
+
+def longest_first(count: int, lengths: Sequence[int], match: Callable[[int, int], str | None]
+                  ) -> list[tuple[int, int, str]]:
+    """(index, length, phrase) of the phrases `match(i, length)` finds in a row of `count` syllables, trying the
+    `lengths` longest first at each syllable and going on after a phrase found: none overlaps (the zhuyin reader
+    shares it)."""
     out: list[tuple[int, int, str]] = []
     i = 0
-    while i < len(written):
-        found = None
-        for length in _lengths():
-            if i + length > len(written):
-                continue
-            for phrase in index.get(tuple(letters for letters, _ in written[i:i + length]), ()):
-                if _fits(phrase, written[i:i + length]):
-                    found = phrase, length
-                    break
-            if found:
-                break
+    while i < count:
+        found = next(((n, text) for n in lengths if i + n <= count and (text := match(i, n)) is not None), None)
         if found is None:
             i += 1
             continue
-        phrase, length = found
-        out.append((tokens[i].start(), tokens[i + length - 1].end(), phrase.text))
+        length, text = found
+        out.append((i, length, text))
         i += length
     return out
 

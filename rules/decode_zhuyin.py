@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 
-from rules.decode_pinyin import syllable
+from rules.decode_pinyin import longest_first, syllable
 from rules.decode_pinyin_data import PHRASES, READINGS
 
 ZHUYIN_TONELESS = 3  # syllables of a phrase matched when none has a mark
@@ -102,29 +102,17 @@ def phrases(run: str) -> list[tuple[int, int, str]]:
     index, _, _ = _table()
     written = syllables(run)
     lengths = sorted({len(k) for k in index}, reverse=True)
-    out: list[tuple[int, int, str]] = []
-    i = 0
-    while i < len(written):
-        found = None
-        for length in lengths:
-            part = written[i:i + length]
-            if len(part) < length:
-                continue
-            for phrase, tones in index.get(tuple(z for _, _, z, _ in part), ()):
-                marked = [t for _, _, _, t in part]
-                if any(marked):  # marked: every tone among its character's (unmarked is tone 1)
-                    fits = all((t or 1) in options for t, options in zip(marked, tones, strict=True))
-                else:
-                    fits = length >= ZHUYIN_TONELESS
-                if fits:
-                    found = phrase, length
-                    break
-            if found:
-                break
-        if found is None:
-            i += 1
-            continue
-        phrase, length = found
-        out.append((written[i][0], written[i + length - 1][1], phrase))
-        i += length
-    return out
+
+    def match(i: int, length: int) -> str | None:
+        part = written[i:i + length]
+        marked = [t for _, _, _, t in part]
+        for phrase, tones in index.get(tuple(z for _, _, z, _ in part), ()):
+            if any(marked):  # marked: every tone among its character's (unmarked is tone 1)
+                if all((t or 1) in options for t, options in zip(marked, tones, strict=True)):
+                    return phrase
+            elif length >= ZHUYIN_TONELESS:
+                return phrase
+        return None
+
+    return [(written[i][0], written[i + length - 1][1], phrase)
+            for i, length, phrase in longest_first(len(written), lengths, match)]
