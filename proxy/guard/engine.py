@@ -101,7 +101,7 @@ def compile_policy(
 def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector]:
     """The attack side's decoding (rules/decode.py), requests only: base64/hex runs decoded within bounds and
     scanned by the word lists and patterns (a scanner of their own, without PII: a decoded run is judged for
-    what it says) and by the plug-in detectors (the semantic model)."""
+    what it says), by the plug-in detectors (the semantic model) and by the injection signatures."""
     if not rules.decode.enabled:
         return []
     lexical = [e for e in rules.entries if e.type != "pii" and e.fields.get("enabled", True)]
@@ -109,7 +109,8 @@ def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector
     if lexical:
         inner = Scanner(dataclasses.replace(rules, entries=tuple(lexical)))
         scans.append(lambda text: inner.scan(text).findings)
-    scans += [d.detect for d in semantic]
+    # what the decoded text says to an automated reader, or asks to be decoded and obeyed, too
+    scans += [d.detect for d in (*semantic, *_injection_signatures(rules))]
     return [DecodingDetector(rules.decode, scans)] if scans else []
 
 
