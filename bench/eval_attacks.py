@@ -72,7 +72,8 @@ def tally(sets: Iterable[tuple[str, Iterable[dict[str, object]]]], judge: Judge)
         for row in rows:
             verdict = judge(str(row["text"]))
             group = group_of(row)
-            for key in ((POOLED, *group), (name, *group)):
+            lang = f"{POOLED}:{row['lang']}" if row.get("lang") else None  # the pooled rows of one language
+            for key in ((POOLED, *group), (name, *group), *(((lang, *group),) if lang else ())):
                 out.total[key] += 1
                 out.flagged[key] += verdict.flagged
             if verdict.flagged != bool(row["label"]):
@@ -81,9 +82,11 @@ def tally(sets: Iterable[tuple[str, Iterable[dict[str, object]]]], judge: Judge)
     return out
 
 
-def table(t: Tally, *, by_set: bool) -> str:
+def table(t: Tally, *, by_set: bool, by_lang: bool = False) -> str:
     lines = [f"{'set':<22}{'group':<16}{'topic':<18}{'n':>5}  flagged"]
-    names = sorted({k[0] for k in t.total} - {POOLED}) if by_set else []
+    langs = sorted(k[0] for k in t.total if k[0].startswith(f"{POOLED}:")) if by_lang else []
+    sets = sorted({k[0] for k in t.total} - {POOLED} - {k[0] for k in t.total if k[0].startswith(f"{POOLED}:")})
+    names = [*dict.fromkeys(langs), *(sets if by_set else [])]
     for name in [POOLED, *names]:
         for key in sorted(k for k in t.total if k[0] == name):
             lines.append(f"{name:<22}{key[1]:<16}{key[2]:<18}{t.total[key]:>5}  "
@@ -157,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                    help="the level at which a window naming self-harm in stock words fires self_harm "
                         "(models/attack_heads.py SELF_HARM_WORDS_LEVEL; 'off': no lower level there)")
     p.add_argument("--by-set", action="store_true", help="each set's rows too, besides the pooled ones")
+    p.add_argument("--by-lang", action="store_true", help="the pooled rows of each language too (`all:en`, `all:zh`)")
     p.add_argument("--misses", type=Path, metavar="FILE",
                    help="write the missed positives and flagged negatives as JSONL (development sets only: reading "
                         "a blind set's errors makes it a development set)")
@@ -170,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> None:
               "(`warden models train --attack --hold-out SET --out FILE` and --attack-heads FILE read it unseen)",
               file=sys.stderr)
     t = tally(sets, guard_judge(detectors))
-    print(table(t, by_set=args.by_set))
+    print(table(t, by_set=args.by_set, by_lang=args.by_lang))
     if args.misses is not None:
         args.misses.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in t.errors), "utf-8")
 

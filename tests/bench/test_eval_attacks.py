@@ -52,6 +52,15 @@ def test_without_by_set_only_the_pooled_rows_print(tmp_path: Path, capsys: pytes
     assert {line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]} == {"all"}
 
 
+def test_by_lang_adds_the_pooled_rows_of_each_language(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    eval_attacks.main([*map(str, _write(tmp_path)), "--no-semantic", "--by-lang"])
+    rows = {tuple(line.split()[:3]): line.split()[3:] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows[("all:en", "positive", "prompt_injection")] == ["1", "100.0%"]
+    assert rows[("all:en", "benign", "-")] == ["1", "0.0%"]
+    assert rows[("all:zh", "positive", "self_harm")] == ["1", "0.0%"]
+    assert {k[0] for k in rows} == {"all", "all:en", "all:zh"}
+
+
 def test_a_plain_corpus_counts_its_benign_rows_as_plain_chat(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "corpus.jsonl"
