@@ -30,18 +30,13 @@ from __future__ import annotations
 
 import re
 
+from rules import lookalikes
+
 _INVISIBLE_CHARS = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b"
                                     "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062"
                                     "\u2063\u2064\u2066\u2067\u2068\u2069\ufeff")
 _INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]+")
 
-# Cyrillic and Greek letters drawn like Latin ones (Unicode's confusables, the ones fonts make identical)
-_LOOKALIKES = str.maketrans(
-    "аеорсухіјѕԁһӏԛԝ" "АВЕКМНОРСТХІЈЅ" "οαιικνρτυχ" "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdhlqw" "ABEKMHOPCTXIJS" "oaiikvptux" "ABEZHIKMNOPTYX")
-_LOOKALIKE_CHARS = re.compile("[аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅοαιικνρτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ]")
-_WORD = re.compile(r"[^\W\d_]+")
-_CYR_GREEK = re.compile("[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]")
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f\u201c\u201d"
 _CJK_SEPARATED = re.compile(f"(?<=[{_CJK}])[ \t*\\-_.·•|/\\\\~+#－＊＿·・\u3000]{{1,3}}(?=[{_CJK}])")
@@ -65,8 +60,7 @@ def fold(text: str) -> str:
     if not text.isascii():
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
-        if _LOOKALIKE_CHARS.search(text):
-            text = _fold_lookalikes(text)
+        text = lookalikes.fold(text)
         if _CJK_SEPARATED.search(text):
             text = _CJK_SEPARATED.sub("", text)
     if _SPACED.search(text):
@@ -80,19 +74,6 @@ def fold(text: str) -> str:
 
 def _join_letters(m: re.Match[str]) -> str:
     return " ".join(_SPACED_SEP.sub("", w) for w in _GAP.split(m.group()))
-
-
-def _fold_lookalikes(text: str) -> str:
-    latin = sum(c.isascii() for c in text if c.isalpha())
-    other = len(_CYR_GREEK.findall(text))
-    if latin > other:
-        return text.translate(_LOOKALIKES)
-
-    def mixed(m: re.Match[str]) -> str:
-        w = m.group()
-        return w.translate(_LOOKALIKES) if any(c.isascii() for c in w) else w
-
-    return _WORD.sub(mixed, text)
 
 
 def _is_leet(text: str) -> bool:

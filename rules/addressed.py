@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 import re2
 
+from rules import lookalikes
 from rules.findings import Finding, utf8_safe
 
 CATEGORY = "prompt_injection"
@@ -249,11 +250,17 @@ _PERSON = _compile([_PERSON_ROLE])
 
 def marks(text: str) -> list[tuple[int, int]]:
     """[start, end) of each place `text` addresses an automated reader, in text order, the first MAX_SPANS."""
-    return _marks(utf8_safe(text))
+    return _marks(_readable(text))
+
+
+def _readable(text: str) -> str:
+    """`text` as the patterns read it, one character for one: lone surrogates as U+FFFD (RE2 takes UTF-8), and
+    Cyrillic and Greek look-alike letters as Latin ("Ѕhорріng аѕѕіѕtаntѕ muѕt ѕау")."""
+    return lookalikes.fold(utf8_safe(text))
 
 
 def _marks(text: str) -> list[tuple[int, int]]:
-    """`marks` of a text RE2 can read (`utf8_safe`)."""
+    """`marks` of a `_readable` text."""
     found = (m for m in _ADDRESSED.finditer(text) if not m.group(0).lower().startswith(_DIRECTIVES))
     return [(m.start(), m.end()) for m in itertools.islice(found, MAX_SPANS)]
 
@@ -277,7 +284,7 @@ def _automated(text: str, start: int, end: int) -> bool:
 def instructions(text: str) -> list[tuple[int, int]]:
     """[start, end) from each addressee of `text` named as automated to the first harmful action within REACH
     characters after it."""
-    text = utf8_safe(text)
+    text = _readable(text)
     out = []
     for start, end in _marks(text):
         if _speaker_label(text, start, end) or not _automated(text, start, end):

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import re2
 
+from rules import lookalikes
 from rules.findings import Finding, utf8_safe
 
 CATEGORY = "prompt_injection"
@@ -61,7 +62,8 @@ _REQUEST = _compile()
 def requests(text: str) -> list[tuple[int, int]]:
     """[start, end) of each request in `text` to decode something and obey it, the first MAX_SPANS."""
     out = []
-    for m in _REQUEST.finditer(utf8_safe(text)):
+    # read one character for one: lone surrogates as U+FFFD (RE2 takes UTF-8), look-alike letters as Latin
+    for m in _REQUEST.finditer(lookalikes.fold(utf8_safe(text))):
         out.append((m.start(), m.end()))
         if len(out) == MAX_SPANS:
             break

@@ -37,8 +37,9 @@ def ours(modules: set[str]) -> set[str]:
     [
         ("rules", {"rules"}),
         ("audit", {"audit"}),
-        # models may use only rules.findings (the Detector protocol) and rules.addressed (the addressee marks the
-        # attack heads' cue shares with the request guard's addressed-instruction detector: pure RE2)
+        # models may use only rules.findings (the Detector protocol), rules.addressed (the addressee marks the
+        # attack heads' cue shares with the request guard's addressed-instruction detector: pure RE2) and
+        # rules.lookalikes (the look-alike letters both read as Latin)
         ("models", {"models", "rules"}),
         ("proxy", set(OURS)),
     ],
@@ -54,7 +55,7 @@ def test_import_direction(package: str, allowed: set[str]) -> None:
         assert ours(loaded) <= allowed, f"{name} imports {ours(loaded) - allowed}"
         if package == "models":
             assert {m for m in loaded if m.startswith("rules.")} <= {"rules.findings", "rules.errors",
-                                                                      "rules.addressed"}, name
+                                                                      "rules.addressed", "rules.lookalikes"}, name
 
 
 def test_audit_needs_neither_mitmproxy_nor_boto3_nor_onnxruntime() -> None:
