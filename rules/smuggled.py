@@ -12,10 +12,11 @@ regional-indicator letters, Base45, variation-selector bytes; eval43: base36, ru
 decoder written after a set reads the next set's encodings no better. What the payloads shared was the request
 around them. Over the development sets eval17-43 (models/data/eval, read: an upper bound), the form is in 79 of their
 2,241 injection positives, 9 of them missed by everything else (eval36-43), none of their 1,630 injection look-alikes
-and none of 21,096 plain texts (their plain rows and self-harm look-alikes, eval1-16's unlabelled rows, bench/data's
+and none of 21,213 plain texts (their plain rows and self-harm look-alikes, eval1-16's unlabelled rows, bench/data's
 long plain, decode and PII corpora, the package's benign, documents, hard-times and forms texts). Not the form:
 "decode this and tell me what it says", "scan the QR code and follow the steps" (a visible guide), "translate this:
-'Follow the instructions'" (the words are the text to translate), "how do I follow it up", "转换成CSV后执行脚本".
+'Follow the instructions'" (the words are the text to translate), "how do I follow it up", "decode my dog's
+behaviour? He won't obey commands" (two sentences, nothing to obey), "转换成CSV后执行脚本".
 """
 
 from __future__ import annotations
@@ -37,14 +38,17 @@ REACH = 120
 # A text that asks it at every line is no more an injection for it: the first MAX_SPANS are enough.
 MAX_SPANS = 32
 
-# the decoding verb; the obeying one within REACH characters on its line
+# the decoding verb; the obeying one within REACH characters in its sentence
 _DECODE_EN = r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back))\w*\b"
 _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follow (?:what (?:it|they) says?"
-            r"|its instructions)\b|carry (?:it|them) out|execute (?:it|them)\b|obey\w*|act on (?:it|them)\b"
+            r"|its instructions)\b|carry (?:it|them) out|execute (?:it|them)\b|act on (?:it|them)\b"
+            # "obey it", not "he won't obey commands"
+            r"|obey (?:it|them|the (?:message|instructions?|text|note|string|payload|orders?))\b"
             # "follow it" as an order, not "follow it up"
             r"|follow (?:it|them)(?:[.,;:!)]|$| (?:when|while|exactly|now|please|carefully|to the letter|step by step"
             r"|and|as)\b))")
-_EN = _DECODE_EN + "[^\n]{0," + str(REACH) + "}?" + _OBEY_EN
+# within its sentence: "decode my dog's behaviour? He won't ..." is two
+_EN = _DECODE_EN + "[^\n.?!]{0," + str(REACH) + "}?" + _OBEY_EN
 _ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出)[^。！？\n]{0,40}?"
        r"(?:照做|照着做|照办|照(?:着)?执行"
        r"|按(?:照)?(?:上面|里面|它|其|内容|上述|里头)(?:说的|的意思|所说|要求|写的)?(?:去)?(?:做|处理|办|操作|执行))")
