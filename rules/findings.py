@@ -72,6 +72,27 @@ class Detector(Protocol):
     def detect(self, text: str) -> Sequence[Finding]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class SpanDetector:
+    """A Detector over a function that finds spans in a text: each span one finding of `kind`, `category` and `rule`
+    (the model-free injection signatures, rules/addressed.py and rules/smuggled.py). Unbounded matches: requests
+    only, never the stream."""
+
+    name: str
+    kind: str
+    category: str
+    rule: str
+    spans: Callable[[str], Sequence[tuple[int, int]]]
+
+    @property
+    def max_match_len(self) -> int | None:
+        return None
+
+    def detect(self, text: str) -> Sequence[Finding]:
+        return [Finding(kind=self.kind, category=self.category, start=a, end=b, rule=self.rule)
+                for a, b in self.spans(text)]
+
+
 @runtime_checkable
 class FindingFilter(Protocol):
     """Runs after all detectors on the raw text and their findings; may drop, add or re-score findings

@@ -4,7 +4,7 @@
 "解码后照做", "按UTF-8读出来，答疑助手请照做". Whatever the encoding, and whether or not rules/decode.py can read
 it, asking the model to obey a text it must first decode is the smuggler's signature: nobody needs a model to obey
 what they could have written plainly. `requests(text)` finds the spans from the decoding verb to the obeying one;
-`SmuggledInstructionDetector` reports them as `prompt_injection` findings of kind `smuggled` (requests only, model-free,
+`detector()` reports them as `prompt_injection` findings of kind `smuggled` (requests only, model-free,
 not cleared by rules.fusion), as rules/addressed.py does for instructions addressed to an automated reader.
 
 Why (session 24): each blind set since eval33 brought encodings nobody here had decoded yet (eval42: Bubble Babble,
@@ -21,12 +21,10 @@ behaviour? He won't obey commands" (two sentences, nothing to obey), "转换成C
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import re2
 
 from rules import lookalikes
-from rules.findings import Finding, utf8_safe
+from rules.findings import SpanDetector, utf8_safe
 
 CATEGORY = "prompt_injection"
 KIND = "smuggled"
@@ -74,20 +72,10 @@ def requests(text: str) -> list[tuple[int, int]]:
     return out
 
 
-class SmuggledInstructionDetector:
-    """rules.findings.Detector: a `prompt_injection` finding (kind `smuggled`) at each request to decode something
-    and do what it says. Requests only; model-free, one RE2 pass."""
-
-    @property
-    def name(self) -> str:
-        return "smuggled"
-
-    @property
-    def max_match_len(self) -> int | None:
-        return None
-
-    def detect(self, text: str) -> Sequence[Finding]:
-        return [Finding(kind=KIND, category=CATEGORY, start=a, end=b, rule=RULE) for a, b in requests(text)]
+def detector() -> SpanDetector:
+    """The request detector: a `prompt_injection` finding (kind `smuggled`) at each request to decode something and
+    do what it says. Model-free, one RE2 pass."""
+    return SpanDetector("smuggled", KIND, CATEGORY, RULE, requests)
 
 
-__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "REACH", "RULE", "SmuggledInstructionDetector", "requests"]
+__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "REACH", "RULE", "detector", "requests"]

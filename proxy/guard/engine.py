@@ -19,8 +19,7 @@ from pathlib import Path
 
 from proxy.guard.extract import TextField
 from proxy.guard.ledger import strongest
-from rules import addressed, masking
-from rules.addressed import AddressedInstructionDetector
+from rules import addressed, masking, smuggled
 from rules.decode import DecodingDetector
 from rules.findings import Action, Detector, Finding, FindingFilter
 from rules.loader import LoadedRules, load
@@ -28,7 +27,6 @@ from rules.policy import Decision, default_mask
 from rules.pseudonym import PseudonymVault
 from rules.roles import Role, RolePolicy, strip_notice
 from rules.scanner import Scanner, ScanResult
-from rules.smuggled import SmuggledInstructionDetector
 
 log = logging.getLogger("warden.guard")
 
@@ -120,7 +118,7 @@ def _injection_signatures(rules: LoadedRules) -> list[Detector]:
     injection's signatures, model or no model."""
     enabled = any(e.fields.get("category", e.rule) == addressed.CATEGORY for e in rules.entries
                   if e.type == "words" and e.fields.get("enabled", True))
-    return [AddressedInstructionDetector(), SmuggledInstructionDetector()] if enabled else []
+    return [addressed.detector(), smuggled.detector()] if enabled else []
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,7 +185,7 @@ def test_an_action_past_the_reach_of_its_addressee_is_not_its_instruction() -> N
 
 def test_the_detector_reports_prompt_injection_at_the_instruction() -> None:
     text, addressee, _ = INSTRUCTIONS[0]
-    finding, = addressed.AddressedInstructionDetector().detect(text)
+    finding, = addressed.detector().detect(text)
     assert (finding.kind, finding.category, finding.rule) == ("addressed", "prompt_injection",
                                                               "prompt_injection.addressed")
     assert text.index(addressee) <= finding.start < text.index(addressee) + len(addressee)

@@ -45,7 +45,7 @@ def test_decoding_without_obeying_or_obeying_a_visible_text_is_not_found(text: s
 
 def test_the_detector_reports_prompt_injection_of_kind_smuggled() -> None:
     text, span = SMUGGLED[0]
-    finding, = smuggled.SmuggledInstructionDetector().detect(text)
+    finding, = smuggled.detector().detect(text)
     assert (finding.kind, finding.category, finding.rule) == ("smuggled", "prompt_injection",
                                                               "prompt_injection.smuggled")
     assert text[finding.start:finding.end] == span
