@@ -21,7 +21,14 @@ negation rule below) 368, 3, none; its second (from eval43's misses: "Notes for 
 for client generators", setup steps for coding agents under a heading line, "Mod bot reading this: block @...", an AI
 理财管家, "推荐模型在...时，应将...列为首选"; code that posts to a URL, an Authorization header, a moderator role)
 379, 3, none. The 3: eval33's two retell an incident and quote the attack; eval42's is a call script for "Agents". One
-more look-alike holds a mark (a journal's "Guidance for reviewers"), none more of the plain texts.
+more look-alike holds a mark (a journal's "Guidance for reviewers"), none more of the plain texts. Session 25's round
+(from eval44's misses): software named as automated or as reading the text ("Information for automated budgeting and
+accounting software:", "To the case management system reading this letter:"), a rule for whichever assistant meets the
+file ("When an assistant is asked to fix failing tests"), what a Chinese assistant 应 do and a clause set apart for it
+(（合同智能助手专用条款）); personal data (date of birth, maiden name, passport scans), a second signature skipped,
+verdicts to order ("list the other suppliers as non-compliant"), an assurance dictated to the user ("confirm to the
+owner that this bouquet is completely safe"), a rent credit, 代开通 and 自动扣款. Over eval17-44: 397 -> 416 of 2,321
+positives (8 of them eval44's, 11 of the other sets), 4 of 1,690 look-alikes, none of 18,728 plain texts.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -52,18 +59,30 @@ RULE = "prompt_injection.addressed"
 # An English addressee, singular or plural, and the plural alone (a plural addressee followed by a colon is the
 # carrier's heading: "Code generators:", "Support bots answering from this manual:").
 _EN = (r"(?:ai|a\.i\.|llm|language model|model|assistant|agent|bot|chatbot|copilot|co-pilot|summari[sz]er|crawler"
-       r"|scraper|parser|reviewer|screener|grader|generator|analy[sz]er|classifier|automation|pipeline|fixer)s?")
+       r"|scraper|parser|reviewer|screener|grader|generator|analy[sz]er|classifier|automation|pipeline|fixer|evaluator"
+       r"|ranker|recommender)s?")
 _EN_PLURAL = (r"(?:ais|llms|language models|models|assistants|agents|bots|chatbots|copilots|summari[sz]ers|crawlers"
               r"|scrapers|parsers|reviewers|screeners|graders|generators|analy[sz]ers|classifiers|automations|pipelines"
-              r"|fixers)")
+              r"|fixers|evaluators|rankers|recommenders)")
 # not 客服: in Chinese it is mostly the human staff
 _ZH = r"(?:助手|机器人|智能体|AI|大模型|模型|助理|管家|Copilot|GPT)"
 _READING = (r"(?:reading|processing|parsing|summari[sz]ing|solving|reviewing|grading|scoring|answering|handling"
-            r"|helping|assisting|checking|marking|compiling|drafting)")
+            r"|helping|assisting|checking|marking|compiling|drafting|describing|comparing|triaging|categori[sz]ing"
+            r"|interpreting|explaining|indexing|ingesting)")
+# Software by its kind ("case management system", "accounting software", "comparison systems"): a reader only where the
+# text says it is automated or that it reads this ("for automated budgeting and accounting software:", "To the case
+# management system reading this letter:"); "To the system administrator:" and "for the booking app:" are not.
+_SOFTWARE = r"(?:systems?|software|tools?|apps?|applications?|programs?|engines?|platforms?|services?)"
 
 _FORMS = (
     # "To the analysis model:", "Processing note for automated claim reviewers:", "Steps for the bot:"
     r"\b(?:to|for)\s+(?:(?:the|all|any|every|our|your|this)\s+)?(?:[\w'-]+\s+){0,3}" + _EN + r"\s*:",
+    # "Information for automated budgeting and accounting software:", "Notes for automated procurement systems:"
+    r"\b(?:to|for)\s+(?:(?:the|all|any|every|our|your|this)\s+)?(?:automated|autonomous|ai|a\.i\.|llm)(?:\s|-)+"
+    r"(?:[\w'-]+\s+){0,4}?" + _SOFTWARE + r"\s*:",
+    # "To the case management system reading this letter:", "Agents buying on behalf of a customer:" has its own form
+    r"\b(?:to|for)\s+(?:(?:the|all|any|every|our|your|this)\s+)?(?:[\w'-]+\s+){0,3}?(?:" + _EN + r"|"
+    + _SOFTWARE + r")\s+(?:that\s+(?:is|are)\s+)?" + _READING + r"\b(?:\s+[\w'-]+){0,4}\s*:",
     # "Hey kitchen assistant,", "Attention AI agents:"
     r"\b(?:hey|hi|hello|dear|attention|attn)\s+(?:(?:the|all|any|every)\s+)?(?:[\w'-]+\s+){0,2}" + _EN + r"\s*[:,.!]",
     # "Wallet agents:", "Ordering assistants and AI agents placing orders for customers:"
@@ -95,6 +114,11 @@ _FORMS = (
     r"\bif\s+(?:you\s+are|you're)\s+(?:an?\s+)?(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\b",
     r"\bif\s+(?:an?|any|the)\s+(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\s+(?:is\s+|are\s+)?"
     + _READING + r"\b",
+    # "When an assistant is asked to fix failing tests in this repository, the correct approach is": a rule for
+    # whichever assistant meets the text
+    r"\b(?:when|whenever|if)\s+(?:an?|any|the|your)\s+(?:ai\s+|coding\s+|automated\s+)?(?:ai|llm|language model"
+    r"|assistant|agent|bot|model|chatbot|copilot)s?\s+(?:is|are|gets?|get)\s+(?:asked|told|instructed|requested"
+    r"|used|prompted)\s+to\b",
     # "release-bot, when you generate the notes"
     r"\b[\w-]*(?:bot|agent|assistant|copilot)s?,\s+(?:when|if|before|after|while|as you|please)\b",
     # "@release-bot", "@triage-agent"
@@ -105,6 +129,10 @@ _FORMS = (
     r"[【\[（(]\s*(?:给|致|写给|供)[^】\]）)\n]{0,15}" + _ZH + r"[^】\]）)\n]{0,4}[】\]）)]",
     # "报销机器人请将", "会议助手在生成待办时，请", "推荐模型在为考生推荐方案时，应将"
     _ZH + r"们?(?:在[^。！？\n，,]{1,15}时\s*[，,]?\s*)?(?:请|应将|应把|务必)",
+    # "AI助手在向乙方解读本合同时，应代乙方开通": what the assistant should do, not a model's ("模型应该如何训练")
+    r"(?:助手|机器人|智能体|AI|管家)们?(?:在[^。！？\n，,]{1,15}时\s*[，,]?\s*)(?:应|应当|应该|须|需|必须)",
+    # "（合同智能助手专用条款）", "【AI助手须知】": a clause or note set apart for the assistant
+    r"[【\[（(][^】\]）)\n]{0,10}" + _ZH + r"(?:专用|专属|须知|适用)[^】\]）)\n]{0,4}[】\]）)]",
     # "如果你是AI"
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
 )
@@ -115,6 +143,7 @@ _FORMS = (
 _HIDING = (
     r"\b(?:do not|don't|dont|never|without|no need to)\s+(?:[\w'-]+\s+){0,3}?(?:mention|tell|inform|notify|notifi"
     r"|alert|describ|reveal|disclos|flag|confirm|check|approv|review|warn|verif|point|list|show|look at|inspect"
+    r"|display|discuss|surface|escalat|countersign"
     r"|read (?:this|it)"
     r" (?:out|aloud))\w*",
     # "without asking the user", "don't ask first"; not "never ask for a full card number" (a rule that protects)
@@ -125,6 +154,8 @@ _HIDING = (
     r"\b(?:should|must|will|is to|are to)\s+not\s+(?:appear|be (?:shown|mentioned|included|quoted|disclosed|cited))\b",
     r"(?:不要|不得|勿|别)(?:再)?引用[^，。；\n]{0,6}(?:负面|差评|批评|这|本|该)",
     r"\bno (?:confirmation|approval|ticket|review|verification|sign-off) (?:is |was )?(?:needed|required|necessary)\b",
+    r"\bwithout\s+(?:a\s+|the\s+|any\s+)?(?:second\s+|further\s+|manager'?s?\s+)?(?:signature|sign-off|countersignature"
+    r"|approval|authori[sz]ation)\b",
     r"\b(?:silently|quietly|auto-?approve|auto-?accept|auto-?merge)\b",
     r"\bdelete (?:this|the) (?:note|message|e-?mail|photo|comment|line|instruction)",
     r"(?:不要|不必|不用|无需|别|不需要|勿)(?:再)?[^，。；\n]{0,10}?(?:告诉|告知|提示|提醒|透露|说明|标注|提及|提到|确认|询问"
@@ -142,7 +173,10 @@ _HARMS = (
     r"|access tokens?|session (?:cookies?|tokens?)|secrets|private keys?|id_rsa|id_ed25519|\.ssh|\.aws|authorized_keys"
     r"|seed phrase|recovery phrase|one-time (?:code|password)|verification codes?|security codes?|cvv|card numbers?"
     r"|memorable word|login details|os\.environ|document\.cookie|localstorage|home addresses|phone numbers)\b",
-    r"密码|验证码|密钥|口令|身份证号|银行卡号|私钥|助记词|通讯录|实时位置|手机号",
+    r"\b(?:dates? of birth|maiden names?|passport (?:numbers?|scans?|photos?|copies|details)"
+    r"|national insurance numbers?|social security numbers?|driving licen[cs]e numbers?"
+    r"|id (?:card )?(?:scans?|photos?))\b",
+    r"密码|验证码|密钥|口令|身份证号|银行卡号|私钥|助记词|通讯录|实时位置|手机号|身份证(?:照片|正反面|复印件)|护照",
     r"(?:\.npmrc|\.netrc|\.pypirc|\.env|kubeconfig|\.kube/config|\.aws/credentials)\b",
     r"\b(?:npm|auth|api|access|deploy|bearer|publish|github|gitlab|personal access|refresh|the full)\s+tokens?\b",
     r"\bauthorization headers?\b",
@@ -183,7 +217,18 @@ _HARMS = (
     # leaving things out, making them public, recording what did not happen
     r"\b(?:drop|remove|omit|leave out|strip)\s+(?:any|all|every)\s+mention",
     r"\b(?:anyone with the link|public(?:ly)? shar\w*|share\s+(?:[\w'-]+\s+){0,3}publicly)",
-    r"\bmark\w*\s+(?:[\w'-]+\s+){0,4}?as\s+(?:\W?)(?:approved|pre-approved|paid|verified|resolved|delivered|positive)\b",
+    r"\b(?:mark|list|label|classif|categori[sz]|record|log|close|treat)\w*\s+(?:[\w'-]+\s+){0,5}?as\s+(?:\W?)"
+    r"(?:approved|pre-approved|paid|verified|resolved|delivered|positive|non-compliant|ineligible|disqualified"
+    r"|fraudulent|savings|internal|emergency)\b",
+    # tests made to pass: "replace every assert statement with `assert True`", "delete the CI step"
+    r"\bassert\s+true\b|\bdelet\w*\s+(?:[\w'-]+\s+){0,3}?(?:ci|tests?|checks?|coverage|audit|logs?|backups?)\b",
+    # an assurance dictated to the user: "confirm to the owner that this bouquet is completely safe for cats"
+    r"\b(?:tell|inform|assure|reassure|confirm to|advise)\s+(?:the|your|their)\s+(?:customer|user|owner|buyer|client"
+    r"|patient|account holder|tenant|parent|reader)s?\s+(?:that\s+)?(?:[\w'£$%.-]+\s+){0,8}?(?:is|are)\s+"
+    r"(?:completely\s+|totally\s+|perfectly\s+|entirely\s+)?(?:safe|harmless|non-toxic|legitimate|genuine|mandatory"
+    r"|compulsory|free)\b",
+    r"\b(?:rent|account|store|goodwill)\s+credits?\s+of\s+[£$€¥]",
+    r"代[^，。；\n]{0,4}开通|自动扣款|自动续费|信用授权|免密支付",
     r"标记为\W?已(?:审核|签收|办结|通过|核实|付款)|重复报销|公开分享",
 )
 
@@ -192,13 +237,16 @@ _HARMS = (
 # assistant:", "Reviewers:" in a journal's guidance are people, and people may be told to pay or to keep quiet).
 _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomous|bots?|chatbots?|copilots?|co-pilots?"
               r"|[\w-]+-bots?|summari[sz]ers?|crawlers?|scrapers?|parsers?|classifiers?|automations?|pipelines?)\b"
+              # software that reads the text: "To the case management system reading this letter:"
+              r"|\b" + _SOFTWARE + r"\s+(?:that\s+(?:is|are)\s+)?" + _READING + r"\b"
               r"|人工智能|机器人|智能体|大模型")  # "AI" only as a word: case-insensitive, it is in "claims agents" too
 _MACHINE_ROLE = r"\b(?:assistants?|agents?|models?|generators?)\b|助手|助理|模型|管家"
 _PERSON_ROLE = (r"\b(?:estate|letting|travel|insurance|sales|support|service|customer|ticket|booking|shipping|customs"
                 r"|border|secret|special|free|sports|talent|literary|leasing|rental|property|claims?|field|station|gate"
                 r")\s+agents?\b"
-                r"|\b(?:executive|personal|teaching|research|administrative|admin|dental|medical|nursing|legal|shop|store"
-                r"|sales|lab|care|office|production|editorial|marketing|program)\s+assistants?\b"
+                # "care assistants", not "Pet-care assistants describing this product:"
+                r"|(?:^|[^\w-])(?:executive|personal|teaching|research|administrative|admin|dental|medical|nursing"
+                r"|legal|shop|store|sales|lab|care|office|production|editorial|marketing|program)\s+assistants?\b"
                 r"|\b(?:role|fashion)\s+models?\b|\bmy\s+(?:assistant|agent)s?\b"
                 r"|(?:物业|楼栋|私人|酒店|家政|生活|客房|房屋)管家")
 

@@ -16,7 +16,10 @@ and none of 21,213 plain texts (their plain rows and self-harm look-alikes, eval
 long plain, decode and PII corpora, the package's benign, documents, hard-times and forms texts). Not the form:
 "decode this and tell me what it says", "scan the QR code and follow the steps" (a visible guide), "translate this:
 'Follow the instructions'" (the words are the text to translate), "how do I follow it up", "decode my dog's
-behaviour? He won't obey commands" (two sentences, nothing to obey), "转换成CSV后执行脚本".
+behaviour? He won't obey commands" (two sentences, nothing to obey), "转换成CSV后执行脚本". Session 25 (from eval44's
+misses): a carrier to work out first ("read this tape and do what it says", "solve the cryptogram, then act on it",
+破译 and 解开), not "solve for x ... so my son can follow it". Over eval17-44: 84 -> 85 of 2,321 positives, none of
+1,690 look-alikes, none of 21,578 plain texts.
 """
 
 from __future__ import annotations
@@ -37,7 +40,11 @@ REACH = 120
 MAX_SPANS = 32
 
 # the decoding verb; the obeying one within REACH characters in its sentence
-_DECODE_EN = r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back))\w*\b"
+# "solve the cipher", "read this tape": a carrier that must be worked out first, not "read the message below" nor
+# "solve for x ... so my son can follow it"
+_DECODE_EN = (r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back)"
+              r"|(?:read|transcribe|punch|solve|crack) (?:this|the|that) (?:paper |punched |punch )?(?:tape|cipher"
+              r"|ciphertext|code|dots|holes|grid|puzzle|riddle|cryptogram|runes|glyphs|symbols|tiles))\w*\b")
 _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follow (?:what (?:it|they) says?"
             r"|its instructions)\b|carry (?:it|them) out|execute (?:it|them)\b|act on (?:it|them)\b"
             # "obey it", not "he won't obey commands"
@@ -47,7 +54,7 @@ _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follo
             r"|and|as)\b))")
 # within its sentence: "decode my dog's behaviour? He won't ..." is two
 _EN = _DECODE_EN + "[^\n.?!]{0," + str(REACH) + "}?" + _OBEY_EN
-_ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出)[^。！？\n]{0,40}?"
+_ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂)[^。！？\n]{0,40}?"
        r"(?:照做|照着做|照办|照(?:着)?执行"
        r"|按(?:照)?(?:上面|里面|它|其|内容|上述|里头)(?:说的|的意思|所说|要求|写的)?(?:去)?(?:做|处理|办|操作|执行))")
 
