@@ -117,11 +117,22 @@ runes (each kept only when it reads as words or Chinese); rules/decode_ciphers.p
 columnar transposition with a stated key; rules/decode_zhuyin.py the builtin phrases in zhuyin (bopomofo), from the
 pinyin table. Not decoded: 拆字 (characters written as their components, which are ordinary characters too).
 
+Session 25, a third round: rules/decode_radix.py reads base62 (a base64-alphabet run that is not base64 of text,
+alphanumerics with both cases, 22 long or 16 where the text names base62), 六十甲子 pairs as base-60 digits (8 pairs),
+mahjong tiles (U+1F000-U+1F021) as base-34 digits (16 tiles) and 千字文's first sixteen characters as hex nibbles
+(16 characters), each kept only when its bytes read as words or Chinese; rules/decode_tape.py ITA2 punched tape drawn
+row by row (8 rows, the feed mark in one column, both bit orders, the one that reads kept) and bare 5-bit groups
+where ITA2 or Baudot is named; rules/decode_classic.py Playfair and Trifid with a stated key (found by their shape in
+the key's window: pairs, groups of five with `+`; Trifid's period stated or 5 and the common ones) and the affine
+cipher with its stated key (a, b). Base62 rides the hot pass; the others are alternatives of the cold pass (Playfair
+and Trifid the stated key's). Not decoded: the affine cipher without a key (no key is ever guessed), mahjong tiles
+by their Chinese names (no standard order; ordinary talk of a hand writes them).
+
 Pure: `binascii`, `html`, `re` and RE2 (through rules/normalize.py, the one module that touches its binding), and
 rules/decode_escapes.py, rules/decode_hidden.py, rules/decode_legacy.py, rules/decode_ciphers.py, rules/decode_cjk.py,
-rules/decode_emoji.py, rules/decode_esoteric.py, rules/decode_pinyin.py, rules/decode_symbols.py and
-rules/decode_zhuyin.py; the scanners to run on decoded text are
-passed in.
+rules/decode_emoji.py, rules/decode_esoteric.py, rules/decode_pinyin.py, rules/decode_symbols.py,
+rules/decode_zhuyin.py, rules/decode_radix.py, rules/decode_tape.py and rules/decode_classic.py; the scanners to run
+on decoded text are passed in.
 """
 
 from __future__ import annotations
@@ -178,6 +189,18 @@ from rules.decode_cjk import (
     shifted_spans,
     uncommon_hint,
     word_hits,
+)
+from rules.decode_classic import (
+    AFFINE_HINT,
+    PLAYFAIR_RUN,
+    TRIFID_PERIODS,
+    TRIFID_RUN,
+    affine,
+    affine_key,
+    playfair,
+    playfair_plain,
+    stated_period,
+    trifid,
 )
 from rules.decode_emoji import (
     BASE100_RUN,
@@ -239,6 +262,22 @@ from rules.decode_legacy import (
     uudecode,
 )
 from rules.decode_pinyin import PINYIN_RUN, phrases, pinyin_hint
+from rules.decode_radix import (
+    BASE62_CHARS,
+    BASE62_NAMED,
+    GANZHI_HINT,
+    GANZHI_RUN,
+    MAHJONG_HINT,
+    MAHJONG_RUN,
+    QIANZI_HINT,
+    QIANZI_RUN,
+    base62,
+    base62_worth,
+    ganzhi,
+    mahjong,
+    qianzi,
+    qianzi_worth,
+)
 from rules.decode_symbols import (
     B16384_HINT,
     B16384_RUN,
@@ -265,6 +304,17 @@ from rules.decode_symbols import (
     trailing_blocks,
     whitespace,
 )
+from rules.decode_tape import (
+    BITS_RUN,
+    NAMED,
+    TAPE_HINT,
+    TAPE_RUN,
+    bits_values,
+    pair_share,
+    readings,
+    reads_as_letters,
+    tape_values,
+)
 from rules.decode_zhuyin import ZHUYIN_HINT, ZHUYIN_RUN
 from rules.decode_zhuyin import phrases as zhuyin_phrases
 from rules.findings import Finding, new_finding
@@ -284,7 +334,8 @@ class DecodeConfig:
     cjk_shift: true, bubblebabble: true, regional: true, base45: true, variation: true, base100: true,
     core_values: true, brainfuck: true, ubbi_dubbi: true, pinyin: true, base36: true, base16384: true,
     hexagrams: true, dna: true, whitespace: true, runes: true, substitution: true, columnar: true, zhuyin: true,
-    min_run: 16, max_bytes: 8192, max_runs: 16}}`
+    base62: true, ganzhi: true, mahjong: true, qianziwen: true, ita2: true, trifid: true, playfair: true,
+    affine: true, min_run: 16, max_bytes: 8192, max_runs: 16}}`
     (or `decode: false`)."""
 
     base64: bool = True
@@ -334,6 +385,14 @@ class DecodeConfig:
     substitution: bool = True  # a keyword's cipher alphabet, with the key stated nearby ("key LANTERN")
     columnar: bool = True  # keyed columnar transposition in groups of five, with the key stated nearby
     zhuyin: bool = True  # the builtin Chinese phrases in zhuyin (注音: "ㄏㄨ ㄌㄩㄝˋ ㄓ ㄑㄧㄢˊ ...")
+    base62: bool = True  # the bytes as one base-62 integer (0-9A-Za-z or 0-9a-zA-Z)
+    ganzhi: bool = True  # 六十甲子 pairs as base-60 digits (甲子=0 ... 癸亥=59)
+    mahjong: bool = True  # mahjong tiles (U+1F000-U+1F021) as base-34 digits
+    qianziwen: bool = True  # 千字文's first sixteen characters as hex digits (天=0 ... 张=f)
+    ita2: bool = True  # ITA2 (Baudot-Murray) punched tape rows, or 5-bit groups where the code is named
+    trifid: bool = True  # Trifid with the key stated nearby (period stated, or 5)
+    playfair: bool = True  # Playfair pairs with the key stated nearby
+    affine: bool = True  # the affine cipher with its key (a, b) stated
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
     max_runs: int = 16  # runs decoded per text, all depths together
@@ -349,7 +408,8 @@ class DecodeConfig:
                 or self.regional or self.base45 or self.variation or self.base100 or self.core_values
                 or self.brainfuck or self.ubbi_dubbi or self.pinyin or self.base36 or self.base16384
                 or self.hexagrams or self.dna or self.whitespace or self.runes or self.substitution
-                or self.columnar or self.zhuyin)
+                or self.columnar or self.zhuyin or self.base62 or self.ganzhi or self.mahjong or self.qianziwen
+                or self.ita2 or self.trifid or self.playfair or self.affine)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
@@ -366,6 +426,9 @@ class DecodeConfig:
                 f"pinyin={int(self.pinyin)},b36={int(self.base36)},b16384={int(self.base16384)},"
                 f"iching={int(self.hexagrams)},dna={int(self.dna)},ws={int(self.whitespace)},runes={int(self.runes)},"
                 f"subst={int(self.substitution)},columnar={int(self.columnar)},zhuyin={int(self.zhuyin)},"
+                f"b62={int(self.base62)},ganzhi={int(self.ganzhi)},mahjong={int(self.mahjong)},"
+                f"qzw={int(self.qianziwen)},ita2={int(self.ita2)},trifid={int(self.trifid)},"
+                f"playfair={int(self.playfair)},affine={int(self.affine)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -663,7 +726,9 @@ def _cold_hints() -> dict[str, str]:
             "cjk_shift": uncommon_hint(_common_hanzi()), "bubblebabble": BABBLE_HINT, "base45": BASE45_HINT,
             "brainfuck": BRAINFUCK_HINT, "ubbi_dubbi": UBBI_HINT, "core_values": CORE_VALUES_HINT,
             "pinyin": pinyin_hint(), "base36": BASE36_HINT, "base16384": B16384_HINT, "hexagrams": HEXAGRAM_HINT,
-            "dna": DNA_HINT, "whitespace": WHITESPACE_HINT, "runes": RUNE_HINT, "zhuyin": ZHUYIN_HINT}
+            "dna": DNA_HINT, "whitespace": WHITESPACE_HINT, "runes": RUNE_HINT, "zhuyin": ZHUYIN_HINT,
+            "ganzhi": GANZHI_HINT, "mahjong": MAHJONG_HINT, "qianziwen": QIANZI_HINT, "ita2": TAPE_HINT,
+            "affine": AFFINE_HINT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -719,7 +784,7 @@ class DecodedRun:
     #                | vigenere | a1z26 | bacon | keyboard | gb2312 | mojibake | punycode | cjk_shift | reversed_zh
     #                | bubblebabble | regional | base45 | variation | base100 | core_values | brainfuck | ubbi_dubbi
     #                | pinyin | base36 | base16384 | hexagrams | dna | whitespace | runes | substitution
-    #                | columnar | zhuyin
+    #                | columnar | zhuyin | base62 | ganzhi | mahjong | qianziwen | ita2 | trifid | playfair | affine
     text: str
     truncated: bool
 
@@ -904,6 +969,30 @@ def _spend(budget: list[int], run: str) -> str:
     return part
 
 
+def _key_window(text: str, m: re.Match[str], budget: list[int]) -> tuple[int, int, bool]:
+    """[first, last) of the text a stated key `m` covers: its line, the KEY_LINES_AFTER lines after it and the one
+    before (no farther than the byte budget either way); and whether the window was cut short of its last line (a
+    run at its end may go on past it)."""
+    first = max(text.rfind("\n", 0, max(0, text.rfind("\n", 0, m.start()))) + 1, m.start() - budget[0])
+    last = m.start()
+    for _ in range(KEY_LINES_AFTER + 1):  # past the line break that ends each line
+        last = text.find("\n", last) + 1 or len(text) + 1
+    capped = last - 1 > m.end() + budget[0]
+    return first, min(last - 1, m.end() + budget[0]), capped
+
+
+def _words_again(letters: str) -> str | None:
+    """Letters without spaces (a transposition's, Playfair's) split into the known words (`segmented`), when these
+    cover COLUMNAR_COVERED of them and the words read as English."""
+    plain, covered = segmented(letters, _SEGMENT_WORDS)
+    return plain if letters and covered >= COLUMNAR_COVERED * len(letters) and _reads_as_english(plain) else None
+
+
+_AFFINE_MENTION = re.compile(AFFINE_HINT)
+AFFINE_WORDS = 3  # Latin words in a clause decrypted with a stated affine key
+SHAPED_DISTINCT = 6  # different symbols in a Playfair or Trifid run
+
+
 class Decoder:
     """Finds and decodes runs within `DecodeConfig`'s bounds. Immutable; shared by threads."""
 
@@ -912,13 +1001,15 @@ class Decoder:
         self._runs = _compile_runs(config.min_run)
         self._hot = (config.base64 or config.hex or config.url or config.binary or config.decimal or config.escapes
                      or config.zero_width or config.braille or config.octal or config.ascii85 or config.uuencode
-                     or config.utf7 or config.gb2312)  # `_RUNS`'s pass finds them or their hints
+                     or config.utf7 or config.gb2312 or config.base62)  # `_RUNS`'s pass finds them or their hints
         self._cold_on = (config.rot13 or config.reverse or config.atbash or config.rot47 or config.spelled
                          or config.keyboard or config.vigenere or config.a1z26 or config.bacon or config.mojibake
                          or config.punycode or config.cjk_shift or config.bubblebabble or config.base45
                          or config.brainfuck or config.ubbi_dubbi or config.core_values or config.pinyin
                          or config.base36 or config.base16384 or config.hexagrams or config.dna or config.whitespace
-                         or config.runes or config.substitution or config.columnar or config.zhuyin)
+                         or config.runes or config.substitution or config.columnar or config.zhuyin
+                         or config.ganzhi or config.mahjong or config.qianziwen or config.ita2 or config.trifid
+                         or config.playfair or config.affine)
         self._cold = _cold()
 
     def too_short(self, text: str) -> bool:
@@ -990,7 +1081,7 @@ class Decoder:
         if hinted("keyboard"):
             out += self._token_runs(text, budget, lambda run: run.translate(KEY_LEFT), "keyboard")  # typed right
             out += self._token_runs(text, budget, lambda run: keyboard_left(run, _known), "keyboard")
-        if "vigenere" in cold and (cfg.vigenere or cfg.substitution or cfg.columnar):
+        if "vigenere" in cold and (cfg.vigenere or cfg.substitution or cfg.columnar or cfg.trifid or cfg.playfair):
             out += self._keyed_runs(text, budget)
         if hinted("a1z26"):
             out += self._pattern_runs(text, budget, A1Z26_RUN, lambda run: (a1z26(run),), "a1z26")
@@ -1030,6 +1121,16 @@ class Decoder:
             out += self._rune_runs(text, budget)
         if hinted("zhuyin"):
             out += self._pinyin_runs(text, budget, ZHUYIN_RUN, zhuyin_phrases, "zhuyin")
+        if hinted("ganzhi"):
+            out += self._bytes_runs(text, budget, GANZHI_RUN, ganzhi, "ganzhi")
+        if hinted("mahjong"):
+            out += self._bytes_runs(text, budget, MAHJONG_RUN, mahjong, "mahjong")
+        if hinted("qianziwen"):
+            out += self._qianzi_runs(text, budget)
+        if hinted("ita2"):
+            out += self._ita2_runs(text, budget)
+        if hinted("affine"):
+            out += self._affine_runs(text, budget)
         return out
 
     @staticmethod
@@ -1072,14 +1173,11 @@ class Decoder:
         when that reads as English. The first KEYS_TRIED keys of a text only."""
         out: list[DecodedRun] = []
         tried: set[tuple[int, int]] = set()
+        shapes_tried: set[tuple[str, int, int]] = set()
         for m in itertools.islice(KEY_STATED.finditer(text), KEYS_TRIED):
             key = next(k for k in m.groups() if k)
-            first = max(text.rfind("\n", 0, max(0, text.rfind("\n", 0, m.start()))) + 1, m.start() - budget[0])
-            last = m.start()
-            for _ in range(KEY_LINES_AFTER + 1):  # past the line break that ends each line
-                last = text.find("\n", last) + 1 or len(text) + 1
-            capped = last - 1 > m.end() + budget[0]  # a run at the window's end may go on past it: truncated
-            last = min(last - 1, m.end() + budget[0])
+            first, last, capped = _key_window(text, m, budget)
+            period = stated_period(text[first:last]) if self.config.trifid else None
             for span_start, span_end in _cipher_spans(text[first:last]):
                 start, end = first + span_start, first + span_end
                 if start < m.end() and m.start() < end:  # "decrypt with key LANTERN Tvtfif ...": one clause
@@ -1094,6 +1192,54 @@ class Decoder:
                 if found is not None:
                     cut = len(run) < end - start or (capped and not text[end:last].strip())
                     out.append(DecodedRun(start, end, found[0], found[1], cut))
+            # Playfair pairs and Trifid groups are found by their shape: a pair or a group may be a common word
+            # ("IS", "TO"), which ends a clause run. A window's longest run of each shape is read (a ciphertext is
+            # one run), when it has SHAPED_DISTINCT different symbols (Bacon's groups are only A and B).
+            for on, encoding, pattern in ((self.config.playfair, "playfair", PLAYFAIR_RUN),
+                                          (self.config.trifid, "trifid", TRIFID_RUN)):
+                shaped = max(pattern.finditer(text, first, last), key=lambda s: len(s.group()), default=None)
+                if not on or shaped is None or len(set(shaped.group()) - {" "}) < SHAPED_DISTINCT:
+                    continue
+                start, end = shaped.span()
+                if (encoding, start, end) in shapes_tried:
+                    continue
+                if budget[0] <= 0 or budget[1] <= 0:
+                    return out
+                shapes_tried.add((encoding, start, end))
+                run = _spend(budget, shaped.group())
+                plain = self._shaped(run, key, period, encoding) if len(run) == end - start else None
+                if plain is not None:
+                    out.append(DecodedRun(start, end, encoding, plain, capped and not text[end:last].strip()))
+        return out
+
+    def _affine_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """The clauses of AFFINE_WORDS Latin words or more in the window of each mention of the affine cipher
+        (`AFFINE_HINT`, as a stated key's: `_key_window`) decrypted with the key (a, b) stated in that window, kept
+        when that reads as English (or as letters of words: `reads_as_letters`) and the clause as written does not.
+        Every clause, not only the cipher-looking runs (`_cipher_spans`): affine keeps word lengths, and a
+        ciphertext's short words are often common ones ("a" is "i" under 5x + 8). No key stated, nothing tried. The
+        first KEYS_TRIED mentions of a text only."""
+        out: list[DecodedRun] = []
+        tried: set[tuple[int, int]] = set()
+        for m in itertools.islice(_AFFINE_MENTION.finditer(text), KEYS_TRIED):
+            first, last, capped = _key_window(text, m, budget)
+            key = affine_key(text[first:last])
+            if key is None:
+                continue
+            for clause in _CLAUSE.finditer(text, first, last):
+                start = clause.start() + len(clause.group()) - len(clause.group().lstrip())
+                end = clause.start() + len(clause.group().rstrip())
+                if (start, end) in tried or sum(w.isascii() for w in _WORD.findall(clause.group())) < AFFINE_WORDS:
+                    continue
+                if budget[0] <= 0 or budget[1] <= 0:
+                    return out
+                tried.add((start, end))
+                run = _spend(budget, text[start:end])
+                plain = affine(run, *key)
+                if ((_reads_as_english(plain) and not _reads_as_english(run))
+                        or (reads_as_letters(plain) and not reads_as_letters(run))):
+                    cut = len(run) < end - start or (capped and not text[end:last].strip())
+                    out.append(DecodedRun(start, end, "affine", plain, cut))
         return out
 
     def _keyed(self, run: str, key: str) -> tuple[str, str] | None:
@@ -1113,6 +1259,21 @@ class Decoder:
             plain, covered = segmented(letters, _SEGMENT_WORDS)
             if covered >= COLUMNAR_COVERED * len(letters) and _reads_as_english(plain):
                 return "columnar", plain
+        return None
+
+    def _shaped(self, run: str, key: str, period: int | None, encoding: str) -> str | None:
+        """A Playfair or Trifid run (`encoding`) decrypted with `key` (Trifid: with the stated period, else the common
+        ones), when that reads as English: Playfair's padding dropped and its words found again (`_words_again`),
+        Trifid's `+` a space (its words may then read as letters of words instead: `reads_as_letters`)."""
+        if encoding == "playfair":
+            square_read = playfair(run, key)
+            return _words_again(playfair_plain(square_read)) if square_read is not None else None
+        for p in dict.fromkeys((period, *TRIFID_PERIODS) if period else TRIFID_PERIODS):
+            cube_read = trifid(run, key, p)
+            if " " not in cube_read.strip():  # no `+`: a plain text written without spaces
+                cube_read = _words_again(cube_read) or ""
+            if cube_read and (_reads_as_english(cube_read) or reads_as_letters(cube_read)):
+                return cube_read
         return None
 
     def _punycode_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
@@ -1336,6 +1497,47 @@ class Decoder:
 
         return self._matched_runs(text, budget, pattern, read, worth)
 
+    def _qianzi_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Runs of QIANZI_CHARS of 千字文's first sixteen characters or more, two a byte (from the run's first or, with
+        an odd count, its second character), kept when the bytes read as words or Chinese: the classic's opening in
+        order is the bytes 01 23 45 ..., no text."""
+        min_printable = self.config.min_printable
+        out: list[DecodedRun] = []
+        for m in QIANZI_RUN.finditer(text):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            if not qianzi_worth(m.group()):
+                continue
+            run = _spend(budget, m.group()[:budget[0] * 3])  # two characters and a space a byte at most
+            for offset, raw in qianzi(run):
+                plain = _as_text(raw, len(run) < len(m.group()), min_printable)
+                if plain is not None and _reads_as_text(plain):
+                    out.append(DecodedRun(m.start() + offset, m.end(), "qianziwen", plain, len(run) < len(m.group())))
+                    break
+        return out
+
+    def _ita2_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
+        """Drawn ITA2 tape (TAPE_ROWS rows or more, the feed mark in one column) and, in a text that names the code,
+        bare 5-bit groups and rows without a feed mark, read in both bit orders (rules/decode_tape.py), kept with the
+        first reading that reads as English or as letters of words (`reads_as_letters`)."""
+        named = NAMED.search(text) is not None
+        out: list[DecodedRun] = []
+        patterns = (TAPE_RUN, BITS_RUN) if named else (TAPE_RUN,)
+        for pattern in patterns:
+            for m in pattern.finditer(text):
+                if budget[0] <= 0 or budget[1] <= 0:
+                    return out
+                run = m.group().strip("\r\n")
+                values = tape_values(run, named) if pattern is TAPE_RUN else bits_values(run)
+                if values is None:
+                    continue
+                part = _spend(budget, "x" * len(values))  # a row is a character
+                kept = [p for p in readings(values[:len(part)]) if _reads_as_english(p) or reads_as_letters(p)]
+                if kept:
+                    plain = max(kept, key=lambda p: (_reads_as_english(p), pair_share(p)))
+                    out.append(DecodedRun(m.start(), m.end(), "ita2", plain, len(part) < len(values)))
+        return out
+
     def _base16384_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """base16384 runs that end with a tail marker, or are B16384_CHARS mostly rare ideographs long
         (`base16384_worth`), kept when their bytes are text that reads as English or Chinese (a marked run: from the
@@ -1421,6 +1623,7 @@ class Decoder:
         out: list[DecodedRun] = []
         match = self._runs
         pos, end = 0, len(data)
+        named: bool | None = None  # whether the text names base62 (looked for when a short run needs it)
         while pos < end and budget[0] > 0 and budget[1] > 0:
             spans = match(_UNANCHORED, data, pos, end)
             start, stop = spans[0]
@@ -1457,16 +1660,39 @@ class Decoder:
             if kind == "b64" and _DIGITS_AND_DASHES.fullmatch(run):
                 continue  # "9-14-19-20-18-21-3-20-9-15-14-19" (A1Z26) would spend the runs' budget on nothing
             decoded = self._decode(kind, run, budget)
-            if decoded is None:
-                continue
-            raw, truncated = decoded
-            budget[0] -= len(raw)
-            decoded_text = _as_text(raw, truncated, cfg.min_printable)
+            decoded_text, truncated = None, False
+            if decoded is not None:
+                raw, truncated = decoded
+                budget[0] -= len(raw)
+                decoded_text = _as_text(raw, truncated, cfg.min_printable)
+            encoding = "hex" if kind == "b64" and _is_hex(run) else _ENCODING[kind]
+            if decoded_text is None and kind == "b64" and cfg.base62 and budget[1] > 0:
+                if named is None and len(run) < BASE62_CHARS and base62_worth(run, True, cfg.min_run):
+                    # looked for once, and only for a mixed run too short without the name: a substring test
+                    # before the case-insensitive pattern (which costs ~5 us a KB)
+                    named = "62" in text and BASE62_NAMED.search(text) is not None
+                as62 = self._base62_run(run, bool(named), budget)
+                if as62 is not None:
+                    (decoded_text, truncated), encoding = as62, "base62"
             if decoded_text is not None:
                 chars = _chars(text, data, start)
-                encoding = "hex" if kind == "b64" and _is_hex(run) else _ENCODING[kind]
                 out.append(DecodedRun(chars, chars + len(run), encoding, decoded_text, truncated))
         return out
+
+    def _base62_run(self, run: str, named: bool, budget: list[int]) -> tuple[str, bool] | None:
+        """A base64-alphabet run that did not decode to text, read as base62 (`base62_worth`: alphanumerics, mixed
+        and long, or shorter in a text that names base62), kept with the first alphabet whose bytes read as words or
+        Chinese: a key's, a token's or a hash's bytes are random, never UTF-8 text for long."""
+        if not base62_worth(run, named, self.config.min_run):
+            return None
+        budget[1] -= 1
+        readings = base62(run)
+        budget[0] -= len(readings[0][0])
+        for raw, cut in readings:
+            plain = _as_text(raw, cut, self.config.min_printable)
+            if plain is not None and _reads_as_text(plain):
+                return plain, cut
+        return None
 
     def _escaped_runs(self, text: str, data: bytes, budget: list[int], encoding: str,
                       pos: int = 0) -> list[DecodedRun]:
