@@ -1,6 +1,8 @@
 """Semantic stage cost on one core: first stage per KB, second stage per window, cascade on a realistic mix.
 
-Times are CPU time of the calling thread (time.thread_time), medians of repeated calls.
+Times are CPU time of the process, every thread of it (time.process_time), medians of repeated calls: not wall time,
+which measures the neighbours on a shared machine too, and not the calling thread's alone, which hid the thread pool
+SentencePiece started per batch (session 25: ~0.3-1 ms per prompt).
 
 Run: .venv/bin/python bench/semantic.py [--mix-positives 0.05] [--attack-heads CANDIDATE.json]
 Prints a table. Needs the built model (`warden models build`) and trained heads (shipped).
@@ -28,13 +30,13 @@ def rss_mib() -> float:
 
 
 def timed(fn, reps: int) -> list[float]:  # type: ignore[no-untyped-def]
-    """CPU milliseconds of this thread per call: the machine is shared, so wall time measures the
+    """CPU milliseconds of this process per call: the machine is shared, so wall time measures the
     neighbours too (onnxruntime runs on the calling thread with intra_op_num_threads=1)."""
     out = []
     for _ in range(reps):
-        t0 = time.thread_time()
+        t0 = time.process_time()
         fn()
-        out.append((time.thread_time() - t0) * 1000)
+        out.append((time.process_time() - t0) * 1000)
     return out
 
 
@@ -112,14 +114,14 @@ def main() -> None:
     def cascade(dets: list[semantic.SemanticDetector]) -> tuple[float, list[float]]:
         """Mean CPU ms per prompt through `dets` (as the scanner runs them, one after the other) and, per
         detector, the share of prompts with a window it sent to the second stage."""
-        t0 = time.thread_time()
+        t0 = time.process_time()
         for text in mix:
             for d in dets:
                 d.detect(text)
             for d in dets:
                 d._cache.clear()  # every prompt pays full price, repeated texts included
             rt.forget()
-        total = (time.thread_time() - t0) * 1000
+        total = (time.process_time() - t0) * 1000
         sent = [0.0] * len(dets)
         for text in mix:
             for i, d in enumerate(dets):

@@ -78,17 +78,23 @@ class ExemplarMemory:
     n_categories: int
     beta: float
     max_shift: float = MAX_SHIFT
-    # the row indices of each category's positives, then of the negatives: margins() runs per window, and boolean
-    # masks over every row would be rebuilt at each call
-    _groups: tuple[npt.NDArray[np.intp], ...] = field(init=False, repr=False, compare=False)
+    # [start, end) of each category's positives, then of the negatives, in the rows: margins() runs per window, and
+    # a slice's maximum costs ~5 us where gathering 23,000 rows by index cost ~45 (and boolean masks more)
+    _groups: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         missing = [c for c in range(self.n_categories) if not (self.row_category == c).any()]
         if missing or not (self.row_category == NEGATIVE).any():
             raise ValueError(f"memory: every category needs a positive row and there must be negatives "
                              f"(categories without: {missing})")
-        groups = tuple(np.flatnonzero(self.row_category == c) for c in (*range(self.n_categories), NEGATIVE))
-        object.__setattr__(self, "_groups", groups)
+        # rows kept grouped, positives by category then the negatives: a margin is a maximum over each group, so the
+        # order within the memory means nothing else
+        key = np.where(self.row_category == NEGATIVE, self.n_categories, self.row_category)
+        order = np.argsort(key, kind="stable")
+        object.__setattr__(self, "rows", np.ascontiguousarray(self.rows[order]))
+        object.__setattr__(self, "row_category", self.row_category[order])
+        ends = np.cumsum(np.bincount(key, minlength=self.n_categories + 1))
+        object.__setattr__(self, "_groups", tuple(zip((0, *ends[:-1].tolist()), ends.tolist(), strict=True)))
 
     @classmethod
     def fit(cls, x: F64, labels: npt.NDArray[np.int64], n_categories: int, basis: F64, beta: float,
@@ -105,8 +111,10 @@ class ExemplarMemory:
     def margins(self, x: npt.NDArray[np.floating]) -> F64:
         """[N, F] head features -> [N, C]: per category, the cosine with the nearest positive row of that
         category minus the cosine with the nearest negative row."""
-        sims = _unit(np.asarray(x, np.float32) @ self.basis) @ self.rows.T
-        nearest = np.stack([sims[:, rows].max(axis=1) for rows in self._groups], axis=1).astype(np.float64)
+        # one matrix-vector product per window: for two windows or more OpenBLAS's matrix product packs the whole
+        # table (~15 MB at 28,886 rows of rank 128) on every call, 1.5 ms for two windows against ~0.25 ms each
+        sims = np.stack([self.rows @ v for v in _unit(np.asarray(x, np.float32) @ self.basis)])
+        nearest = np.stack([sims[:, a:b].max(axis=1) for a, b in self._groups], axis=1).astype(np.float64)
         out: F64 = nearest[:, :-1] - nearest[:, -1:]
         return out
 

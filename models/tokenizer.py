@@ -163,7 +163,10 @@ class Tokenizer:
         todo = [i for i, ids in enumerate(out) if ids is None]
         if todo:
             norms = [self.normalize(texts[i]) for i in todo]
-            fresh: list[list[int]] = self._sp.encode(norms, out_type=int)
+            # One call per sentence, on this thread: given a list, SentencePiece starts a thread pool per call (one
+            # thread per core by default), which cost ~110-300 us of wall time per prompt's batch of three sentences
+            # against ~35 us one by one (and threads=1 ~65 us), and took the model server's cores (session 25).
+            fresh: list[list[int]] = [self._sp.encode(n, out_type=int) for n in norms]
             for i, n, ids in zip(todo, norms, fresh, strict=True):
                 out[i] = known = tuple(self._viterbi(n) if self.unk in ids else ids)
                 self._sentences.put(texts[i], known)

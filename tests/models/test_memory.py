@@ -46,6 +46,24 @@ def test_a_row_equal_to_a_positive_is_nearest_to_it_and_one_equal_to_a_negative_
     assert list(memory.row_category[:8]) == [0] * 8 and list(memory.row_category[16:]) == [NEGATIVE] * 14
 
 
+def test_rows_in_any_order_give_the_margins_of_a_brute_force_search() -> None:
+    x = _rows(2, 40)
+    labels = np.random.default_rng(3).permutation(np.array([1] * 9 + [2] * 11 + [0] * 20))
+    basis = _basis(x)
+    memory = ExemplarMemory.fit(x, labels, 2, basis, 10.0)
+    assert list(memory.row_category) == [0] * 9 + [1] * 11 + [NEGATIVE] * 20  # kept grouped
+    queries = _rows(4, 5)
+
+    def unit(a: np.ndarray) -> np.ndarray:
+        return a / np.linalg.norm(a, axis=1, keepdims=True)
+
+    sims = unit(queries @ memory.basis) @ unit(x @ basis).T  # every row, in the order given
+    nearest = [sims[:, labels == c].max(axis=1) for c in (1, 2, 0)]
+    expected = np.stack([nearest[0] - nearest[2], nearest[1] - nearest[2]], axis=1)
+    for n in (1, 2, 5):  # one window, and several (one product each)
+        assert memory.margins(queries[:n]) == pytest.approx(expected[:n], abs=2e-3)  # float16 rows
+
+
 def test_the_margin_moves_scores_in_logit_space_and_beta_zero_leaves_them() -> None:
     memory, x, labels = _memory(beta=10.0)
     p = np.full((30, 2), 0.3)
