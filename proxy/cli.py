@@ -7,6 +7,7 @@ Each subcommand module exposes `main(argv: list[str]) -> int` and builds its own
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 # name -> (module, one-line help). The order is the order of `warden --help`.
@@ -22,6 +23,13 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 EXIT_USAGE = 64
+
+# The commands that judge traffic run numpy's BLAS on one thread (unless the environment says otherwise). Left to
+# itself OpenBLAS starts a thread per core and they spin between the small products the heads and the exemplar memory
+# run per window: on bench/semantic.py's mix the process used 8.5-9.0 ms of CPU per prompt against 4.2-4.3 on one
+# thread, for the same wall time (session 25), a second core taken from the model server beside it, and N workers
+# each started N threads. Set before the subcommand's module imports numpy; onnxruntime has its own setting.
+ONE_BLAS_THREAD = frozenset({"serve", "scan", "demo"})
 
 
 def usage() -> str:
@@ -46,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     if entry is None:
         print(f"warden: unknown command {args[0]!r}\n\n{usage()}", file=sys.stderr)
         return EXIT_USAGE
+    if args[0] in ONE_BLAS_THREAD:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     module = importlib.import_module(entry[0])
     result: int = module.main(args[1:])
     return result
