@@ -128,11 +128,22 @@ cipher with its stated key (a, b). Base62 rides the hot pass; the others are alt
 and Trifid the stated key's). Not decoded: the affine cipher without a key (no key is ever guessed), mahjong tiles
 by their Chinese names (no standard order; ordinary talk of a hand writes them).
 
+Session 26, a fourth round: rules/decode_base91.py reads basE91 (in a text that names it, or a long run dense with
+its punctuation); rules/decode_numerals.py 太玄经 tetragrams (pairs as bytes, or one base-81 integer), 算筹
+counting-rod numbers (each digit's form fitting its place: bytes, code points or one big integer), 简谱 digits as
+base-7 bytes (where 简谱 is named or three-digit groups stand between bar lines) and the 二十八宿 mansions in threes as
+base-28 offsets from 一 or as bytes, each kept only when it reads as words or Chinese (the mansions' characters also
+need two common words); rules/decode_stated.py the Hill cipher with its stated 2x2 key, the straddling checkerboard
+with its stated (or the common) top row and the spiral route with its stated grid side, each read only where the
+text names it; rules/decode_shuangpin.py the builtin phrases in 小鹤双拼, where 双拼 or 小鹤 is named, through the
+pinyin reader. All are alternatives of the cold pass.
+
 Pure: `binascii`, `html`, `re` and RE2 (through rules/normalize.py, the one module that touches its binding), and
 rules/decode_escapes.py, rules/decode_hidden.py, rules/decode_legacy.py, rules/decode_ciphers.py, rules/decode_cjk.py,
 rules/decode_emoji.py, rules/decode_esoteric.py, rules/decode_pinyin.py, rules/decode_symbols.py,
-rules/decode_zhuyin.py, rules/decode_radix.py, rules/decode_tape.py and rules/decode_classic.py; the scanners to run
-on decoded text are passed in.
+rules/decode_zhuyin.py, rules/decode_radix.py, rules/decode_tape.py, rules/decode_classic.py, rules/decode_base91.py,
+rules/decode_numerals.py, rules/decode_stated.py and rules/decode_shuangpin.py; the scanners to run on decoded text
+are passed in.
 """
 
 from __future__ import annotations
@@ -149,6 +160,8 @@ from typing import Any
 
 import re2
 
+from rules.decode_base91 import BASE91_HINT, BASE91_RUN, base91, base91_worth, candidates
+from rules.decode_base91 import NAMED as BASE91_NAMED
 from rules.decode_ciphers import (
     A1Z26_HINT,
     A1Z26_RUN,
@@ -261,6 +274,23 @@ from rules.decode_legacy import (
     utf7,
     uudecode,
 )
+from rules.decode_numerals import (
+    JIANPU_HINT,
+    JIANPU_NAMED,
+    JIANPU_RUN,
+    MANSION_HINT,
+    MANSION_RUN,
+    ROD_HINT,
+    ROD_RUN,
+    TAIXUAN_HINT,
+    TAIXUAN_RUN,
+    jianpu,
+    jianpu_worth,
+    mansion_worth,
+    mansions,
+    rods,
+    taixuan,
+)
 from rules.decode_pinyin import PINYIN_RUN, phrases, pinyin_hint
 from rules.decode_radix import (
     BASE62_CHARS,
@@ -277,6 +307,22 @@ from rules.decode_radix import (
     mahjong,
     qianzi,
     qianzi_worth,
+)
+from rules.decode_shuangpin import SHUANGPIN_HINT, SHUANGPIN_RUN
+from rules.decode_shuangpin import phrases as shuangpin_phrases
+from rules.decode_stated import (
+    CHECKER_HINT,
+    COMMON_ROW,
+    DIGIT_RUN,
+    GROUPED_RUN,
+    HILL_HINT,
+    SPIRAL_HINT,
+    checker_row,
+    checkerboard,
+    hill,
+    hill_key,
+    spiral,
+    stated_sides,
 )
 from rules.decode_symbols import (
     B16384_HINT,
@@ -335,7 +381,8 @@ class DecodeConfig:
     core_values: true, brainfuck: true, ubbi_dubbi: true, pinyin: true, base36: true, base16384: true,
     hexagrams: true, dna: true, whitespace: true, runes: true, substitution: true, columnar: true, zhuyin: true,
     base62: true, ganzhi: true, mahjong: true, qianziwen: true, ita2: true, trifid: true, playfair: true,
-    affine: true, min_run: 16, max_bytes: 8192, max_runs: 16}}`
+    affine: true, base91: true, taixuan: true, counting_rods: true, jianpu: true, mansions: true, hill: true,
+    checkerboard: true, spiral: true, shuangpin: true, min_run: 16, max_bytes: 8192, max_runs: 16}}`
     (or `decode: false`)."""
 
     base64: bool = True
@@ -393,6 +440,15 @@ class DecodeConfig:
     trifid: bool = True  # Trifid with the key stated nearby (period stated, or 5)
     playfair: bool = True  # Playfair pairs with the key stated nearby
     affine: bool = True  # the affine cipher with its key (a, b) stated
+    base91: bool = True  # basE91 (named, or a long run dense with its punctuation)
+    taixuan: bool = True  # 太玄经 tetragrams (U+1D306-U+1D356): pairs as bytes, or one base-81 integer
+    counting_rods: bool = True  # 算筹 counting-rod numbers (U+1D360-U+1D371, 〇) as bytes, code points or an integer
+    jianpu: bool = True  # 简谱 digits, three a byte in base 7 (notes 1-7 or 0-6)
+    mansions: bool = True  # 二十八宿 in threes: base-28 offsets from 一, or bytes
+    hill: bool = True  # the 2x2 Hill cipher with its key stated
+    checkerboard: bool = True  # the straddling checkerboard (its top row stated, or "ET AON RIS")
+    spiral: bool = True  # the spiral route transposition with its grid stated
+    shuangpin: bool = True  # the builtin Chinese phrases in 小鹤双拼, where 双拼 is named
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
     max_runs: int = 16  # runs decoded per text, all depths together
@@ -409,7 +465,9 @@ class DecodeConfig:
                 or self.brainfuck or self.ubbi_dubbi or self.pinyin or self.base36 or self.base16384
                 or self.hexagrams or self.dna or self.whitespace or self.runes or self.substitution
                 or self.columnar or self.zhuyin or self.base62 or self.ganzhi or self.mahjong or self.qianziwen
-                or self.ita2 or self.trifid or self.playfair or self.affine)
+                or self.ita2 or self.trifid or self.playfair or self.affine or self.base91 or self.taixuan
+                or self.counting_rods or self.jianpu or self.mansions or self.hill or self.checkerboard
+                or self.spiral or self.shuangpin)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
@@ -428,7 +486,10 @@ class DecodeConfig:
                 f"subst={int(self.substitution)},columnar={int(self.columnar)},zhuyin={int(self.zhuyin)},"
                 f"b62={int(self.base62)},ganzhi={int(self.ganzhi)},mahjong={int(self.mahjong)},"
                 f"qzw={int(self.qianziwen)},ita2={int(self.ita2)},trifid={int(self.trifid)},"
-                f"playfair={int(self.playfair)},affine={int(self.affine)},"
+                f"playfair={int(self.playfair)},affine={int(self.affine)},b91={int(self.base91)},"
+                f"taixuan={int(self.taixuan)},rods={int(self.counting_rods)},jianpu={int(self.jianpu)},"
+                f"mansions={int(self.mansions)},hill={int(self.hill)},checker={int(self.checkerboard)},"
+                f"spiral={int(self.spiral)},shuangpin={int(self.shuangpin)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -728,7 +789,9 @@ def _cold_hints() -> dict[str, str]:
             "pinyin": pinyin_hint(), "base36": BASE36_HINT, "base16384": B16384_HINT, "hexagrams": HEXAGRAM_HINT,
             "dna": DNA_HINT, "whitespace": WHITESPACE_HINT, "runes": RUNE_HINT, "zhuyin": ZHUYIN_HINT,
             "ganzhi": GANZHI_HINT, "mahjong": MAHJONG_HINT, "qianziwen": QIANZI_HINT, "ita2": TAPE_HINT,
-            "affine": AFFINE_HINT}
+            "affine": AFFINE_HINT, "base91": BASE91_HINT, "taixuan": TAIXUAN_HINT, "counting_rods": ROD_HINT,
+            "jianpu": JIANPU_HINT, "mansions": MANSION_HINT, "hill": HILL_HINT, "checkerboard": CHECKER_HINT,
+            "spiral": SPIRAL_HINT, "shuangpin": SHUANGPIN_HINT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -785,6 +848,7 @@ class DecodedRun:
     #                | bubblebabble | regional | base45 | variation | base100 | core_values | brainfuck | ubbi_dubbi
     #                | pinyin | base36 | base16384 | hexagrams | dna | whitespace | runes | substitution
     #                | columnar | zhuyin | base62 | ganzhi | mahjong | qianziwen | ita2 | trifid | playfair | affine
+    #                | base91 | taixuan | counting_rods | jianpu | mansions | hill | checkerboard | spiral | shuangpin
     text: str
     truncated: bool
 
@@ -797,6 +861,20 @@ BYTES_HANZI = 4
 def _reads_as_text(text: str) -> bool:
     """Words (rules/decode_emoji.py `reads_as_words`), or Chinese of BYTES_HANZI ideographs or more."""
     return reads_as_words(text) or _reads_as_chinese(text, BYTES_HANZI)
+
+
+SURE_HANZI = 6  # ideographs, all common, of a reading of characters that could be chance (p ~0.3^6 ~ 1e-3)
+
+
+def _reads_as_chinese_surely(text: str) -> bool:
+    """Chinese (`_reads_as_chinese`, BYTES_HANZI ideographs) with two common two-character words (`word_hits`), or of
+    SURE_HANZI ideographs or more all common: characters read from numbers (mansions, rods) could be chance, as
+    区位码's could, and a short harmful phrase ("枪支弹药出售") may hold no common word."""
+    if not _reads_as_chinese(text, BYTES_HANZI):
+        return False
+    hanzi = [c for c in text if "\u4e00" <= c <= "\u9fff"]
+    common = _common_hanzi()
+    return word_hits(text) >= 2 or (len(hanzi) >= SURE_HANZI and all(c in common for c in hanzi))
 
 
 def _is_letter(c: str) -> bool:
@@ -991,6 +1069,8 @@ def _words_again(letters: str) -> str | None:
 _AFFINE_MENTION = re.compile(AFFINE_HINT)
 AFFINE_WORDS = 3  # Latin words in a clause decrypted with a stated affine key
 SHAPED_DISTINCT = 6  # different symbols in a Playfair or Trifid run
+_STATED_MENTION = {"hill": re.compile(HILL_HINT), "checkerboard": re.compile(CHECKER_HINT),
+                   "spiral": re.compile(SPIRAL_HINT)}
 
 
 class Decoder:
@@ -1009,7 +1089,9 @@ class Decoder:
                          or config.base36 or config.base16384 or config.hexagrams or config.dna or config.whitespace
                          or config.runes or config.substitution or config.columnar or config.zhuyin
                          or config.ganzhi or config.mahjong or config.qianziwen or config.ita2 or config.trifid
-                         or config.playfair or config.affine)
+                         or config.playfair or config.affine or config.base91 or config.taixuan
+                         or config.counting_rods or config.jianpu or config.mansions or config.hill
+                         or config.checkerboard or config.spiral or config.shuangpin)
         self._cold = _cold()
 
     def too_short(self, text: str) -> bool:
@@ -1131,6 +1213,24 @@ class Decoder:
             out += self._ita2_runs(text, budget)
         if hinted("affine"):
             out += self._affine_runs(text, budget)
+        if hinted("base91"):
+            named = BASE91_NAMED.search(text) is not None
+            out += self._read_runs(text, budget, BASE91_RUN, lambda run: [base91(c) for c in candidates(run)],
+                                   "base91", lambda run: base91_worth(run, named))
+        if hinted("taixuan"):
+            out += self._read_runs(text, budget, TAIXUAN_RUN, taixuan, "taixuan")
+        if hinted("counting_rods"):
+            out += self._read_runs(text, budget, ROD_RUN, rods, "counting_rods")
+        if hinted("jianpu"):
+            named = JIANPU_NAMED.search(text) is not None
+            out += self._read_runs(text, budget, JIANPU_RUN, jianpu, "jianpu", lambda run: jianpu_worth(run, named))
+        if hinted("mansions"):
+            out += self._read_runs(text, budget, MANSION_RUN, mansions, "mansions", mansion_worth)
+        for kind in ("hill", "checkerboard", "spiral"):
+            if hinted(kind):
+                out += self._stated_runs(text, budget, kind)
+        if hinted("shuangpin"):
+            out += self._pinyin_runs(text, budget, SHUANGPIN_RUN, shuangpin_phrases, "shuangpin")
         return out
 
     @staticmethod
@@ -1496,6 +1596,62 @@ class Decoder:
             return encoding, plain
 
         return self._matched_runs(text, budget, pattern, read, worth)
+
+    def _read_runs(self, text: str, budget: list[int], pattern: re.Pattern[str],
+                   readings: Callable[[str], Sequence[tuple[bytes | str, bool]]], encoding: str,
+                   worth: Callable[[str], bool] | None = None) -> list[DecodedRun]:
+        """Runs of `pattern` (those `worth` reading) kept with their first reading (`readings`: bytes, or characters,
+        and whether cut) that reads as text: bytes that are UTF-8 reading as words or Chinese (`_reads_as_text`),
+        characters that read as English or as Chinese that is no chance (`_reads_as_chinese_surely`)."""
+        min_printable = self.config.min_printable
+
+        def read(m: re.Match[str], run: str) -> tuple[str, str] | None:
+            for value, cut in readings(run):
+                if isinstance(value, str):
+                    if _reads_as_english(value) or _reads_as_chinese_surely(value):
+                        return encoding, value
+                    continue
+                plain = _as_text(value, cut or len(run) < len(m.group()), min_printable)
+                if plain is not None and _reads_as_text(plain):
+                    return encoding, plain
+            return None
+
+        return self._matched_runs(text, budget, pattern, read, worth)
+
+    def _stated_runs(self, text: str, budget: list[int], kind: str) -> list[DecodedRun]:
+        """In the window of each mention of the Hill cipher, the straddling checkerboard or a spiral (`kind`, as a
+        stated key's: `_key_window`), its longest run of grouped letters (or digits) read with what the window states
+        (the key matrix, the top row, the grid's sides: rules/decode_stated.py), kept when that reads as English
+        (letters without spaces: their words found again, `_words_again`). Nothing stated, nothing tried. The first
+        KEYS_TRIED mentions of a text only."""
+        out: list[DecodedRun] = []
+        tried: set[tuple[int, int]] = set()
+        for m in itertools.islice(_STATED_MENTION[kind].finditer(text), KEYS_TRIED):
+            first, last, capped = _key_window(text, m, budget)
+            window = text[first:last]
+            pattern = DIGIT_RUN if kind == "checkerboard" else GROUPED_RUN
+            shaped = max(pattern.finditer(text, first, last), key=lambda s: len(s.group()), default=None)
+            if shaped is None or shaped.span() in tried:
+                continue
+            if budget[0] <= 0 or budget[1] <= 0:
+                return out
+            tried.add(shaped.span())
+            run = _spend(budget, shaped.group())
+            if len(run) < len(shaped.group()):
+                continue  # a cipher read in part is no reading
+            plain: str | None = None
+            if kind == "checkerboard":
+                read = checkerboard(run.replace(" ", ""), checker_row(window) or COMMON_ROW)
+                plain = read if _reads_as_english(read) else None
+            else:
+                key = hill_key(window) if kind == "hill" else None
+                sides = stated_sides(window) if kind == "spiral" else []
+                reads = hill(run, key) if key is not None else spiral(run, sides) if sides else []
+                plain = next((p for p in map(_words_again, (r.rstrip("x") for r in reads)) if p), None)
+            if plain is not None:
+                end = shaped.end()
+                out.append(DecodedRun(shaped.start(), end, kind, plain, capped and not text[end:last].strip()))
+        return out
 
     def _qianzi_runs(self, text: str, budget: list[int]) -> list[DecodedRun]:
         """Runs of QIANZI_CHARS of 千字文's first sixteen characters or more, two a byte (from the run's first or, with
