@@ -19,8 +19,9 @@ long plain, decode and PII corpora, the package's benign, documents, hard-times 
 behaviour? He won't obey commands" (two sentences, nothing to obey), "转换成CSV后执行脚本". Session 25 (from eval44's
 misses): a carrier to work out first ("read this tape and do what it says", "solve the cryptogram, then act on it",
 破译 and 解开), not "solve for x ... so my son can follow it". Over eval17-44: 84 -> 85 of 2,321 positives, none of
-1,690 look-alikes, none of 21,578 plain texts. From eval45's misses, "解码并执行" (执行 with no object of its own):
-over eval17-45, 88 -> 91 of 2,401 positives, none of 1,750 look-alikes, none of 21,838 plain texts.
+1,690 look-alikes, none of 21,578 plain texts. From eval45's misses, "解码并执行：" (执行 with no object of its own,
+before its payload; blind eval46 showed a bare "解码后执行。" is also how a handout describes the attack): over
+eval17-46, 88 -> 91 of 2,481 positives, none of 1,810 look-alikes, none of 22,098 plain texts.
 """
 
 from __future__ import annotations
@@ -58,8 +59,9 @@ _EN = _DECODE_EN + "[^\n.?!]{0," + str(REACH) + "}?" + _OBEY_EN
 _ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂)[^。！？\n]{0,40}?"
        r"(?:照做|照着做|照办|照(?:着)?执行"
        r"|按(?:照)?(?:上面|里面|它|其|内容|上述|里头)(?:说的|的意思|所说|要求|写的)?(?:去)?(?:做|处理|办|操作|执行)"
-       # "请解码并执行：", not "转换成CSV后执行脚本" (执行 with an object of its own)
-       r"|(?:并|然后|后|再)执行(?:[。！？，,.!\s：:]|$|它|之))")
+       # "请解码并执行：" before its payload; not "转换成CSV后执行脚本" (执行 with an object of its own), nor a
+       # handout's "用Base64把指令藏起来，让AI自己解码后执行。" (eval46, read: a description of the attack)
+       r"|(?:并|然后|后|再)执行\s*[：:])")
 
 
 def _compile() -> re2._Regexp:

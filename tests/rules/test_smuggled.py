@@ -45,6 +45,7 @@ def test_a_request_to_decode_and_obey_is_found_from_verb_to_verb(text: str, span
     "Can you decode my dog's behaviour? He won't obey commands.",  # another sentence, and nothing to obey
     "Solve for x: 3(x - 4) + 2 = 5x - 18, and show each step so my son can follow it.",  # no carrier
     "Read the message below and do what it says if you agree with it.",  # a visible text
+    "编码隐藏：用Base64、拼音等方式把指令藏起来，让AI自己解码后执行。",  # a handout describing the attack
 ])
 def test_decoding_without_obeying_or_obeying_a_visible_text_is_not_found(text: str) -> None:
     assert smuggled.requests(text) == []
