@@ -21,7 +21,8 @@ misses): a carrier to work out first ("read this tape and do what it says", "sol
 破译 and 解开), not "solve for x ... so my son can follow it". Over eval17-44: 84 -> 85 of 2,321 positives, none of
 1,690 look-alikes, none of 21,578 plain texts. From eval45's misses, "解码并执行：" (执行 with no object of its own,
 before its payload; blind eval46 showed a bare "解码后执行。" is also how a handout describes the attack): over
-eval17-46, 88 -> 91 of 2,481 positives, none of 1,810 look-alikes, none of 22,098 plain texts.
+eval17-45, 88 -> 91 of 2,401 positives; over eval17-46, 98 of 2,481 (session 24's form: 93), none of 1,810
+look-alikes, none of 22,203 plain texts.
 """
 
 from __future__ import annotations
