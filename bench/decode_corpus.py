@@ -1548,7 +1548,7 @@ def _encoded_25c(start: int) -> list[dict[str, str]]:
             for j, phrase in enumerate(INJECTIONS + HARMFUL_25C) if enc not in LATIN_25C or phrase.isascii()]
 
 
-# Session 26, a fourth round (after every row above): nine more encodings, written here from their definitions.
+# Session 25, a fourth round (after every row above): nine more encodings, written here from their definitions.
 _B91 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$%&()*+,./:;<=>?@[]^_`{|}~"'
 
 

@@ -128,7 +128,7 @@ cipher with its stated key (a, b). Base62 rides the hot pass; the others are alt
 and Trifid the stated key's). Not decoded: the affine cipher without a key (no key is ever guessed), mahjong tiles
 by their Chinese names (no standard order; ordinary talk of a hand writes them).
 
-Session 26, a fourth round: rules/decode_base91.py reads basE91 (in a text that names it, or a long run dense with
+Session 25, a fourth round: rules/decode_base91.py reads basE91 (in a text that names it, or a long run dense with
 its punctuation); rules/decode_numerals.py 太玄经 tetragrams (pairs as bytes, or one base-81 integer), 算筹
 counting-rod numbers (each digit's form fitting its place: bytes, code points or one big integer), 简谱 digits as
 base-7 bytes (where 简谱 is named or three-digit groups stand between bar lines) and the 二十八宿 mansions in threes as
