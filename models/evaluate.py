@@ -108,8 +108,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # reading) and read once later in session 25 (its .md has the reading): a development set since.
 # eval46 (9fe3c21) was written blind in session 25 the same way (its writer read only eval45.md before its first
 # reading) and read once at the end of session 25 (its .md has the reading): a development set since.
-# eval47 (session 25) was written blind at the end of session 25 the same way (its writer read only eval46.md before its
-# first reading): blind, not yet read.
+# eval47 (02bbc23) was written blind at the end of session 25 the same way (its writer read only eval46.md before its
+# first reading) and read once at the start of session 26 (its .md has the reading): a development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
