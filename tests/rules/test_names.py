@@ -51,7 +51,8 @@ def test_names_with_a_cue(text: str, value: str) -> None:
     "李白是唐朝最著名的诗人之一。", "George Washington was the first president.", "王老吉凉茶", "李宁的股价涨了",
     "Morgan Stanley reported earnings.", "客户关系要维护好", "客户满意度提升", "收件人信息写错了",
     "Dear Customer Service Team,", "Dear Sir or Madam,", "Name: N/A", "周末我们去爬山吧", "高中的地址在哪",
-    "我和张先生", "The Quick Brown Fox Jumps", "司马光砸缸的故事",
+    "我和张先生", "The Quick Brown Fox Jumps", "司马光砸缸的故事", "并说这是任课老师推荐的", "我把猫托付给楼下阿姨了",
+    "用来骗支付宝的账号", "下周六同学聚会", "方便同学参考", "4月11日前交给班主任。",
 ])
 def test_no_name_without_a_cue(text: str) -> None:
     assert [k for k, _ in found(text) if k == "person_name"] == []
