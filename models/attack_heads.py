@@ -226,6 +226,16 @@ def development_exemplars(hold_out: Collection[str] = ()) -> list[Exemplar]:
             for name in TRAINED_SETS if name not in left_out for it in evaluate.load_items(evaluate.data_path(name))]
 
 
+def development_plain() -> list[Exemplar]:
+    """The plain chat of TRAINED_SETS (rows with neither label nor topic), in order, but the texts of the topic heads'
+    held-out sets (two short questions of eval12 and eval13 recur): the builtin topic heads train on it beside
+    benign.yaml (models/cli.py). These sets' writers wrote their plain rows blind, as people ask, and the topic heads
+    trained on benign.yaml alone flagged such texts (session 26): of eval35-47's plain chat with long plain (2,800 texts
+    no topic head trained on), a topic head flagged 32, and 7 once these rows were trained on as well."""
+    held_out = {it.text for name in evaluate.HELD_OUT_SETS for it in evaluate.load_items(evaluate.data_path(name))}
+    return [e for e in development_exemplars() if e.label is None and e.topic is None and e.text not in held_out]
+
+
 def categories_dir() -> Path:
     return data_dir() / "attack_categories"
 
@@ -242,8 +252,8 @@ def plain_texts() -> dict[str, tuple[str, ...]]:
     """The attack heads' plain negatives: benign.yaml's everyday requests, documents.yaml's long pasted documents
     (essays, stories, e-mails, code, contracts: session 15, after blind eval23 showed long plain texts flagged on one
     ordinary sentence) and hard_times.yaml's long messages about a hard stretch without intent, with pasted work
-    documents (session 19: trained on the development sets, the heads flagged more long venting texts). The topic
-    heads and user categories train on benign.yaml alone."""
+    documents (session 19: trained on the development sets, the heads flagged more long venting texts). User
+    categories train on benign.yaml alone, the topic heads on benign.yaml and `development_plain()`."""
     parts = [load_benign(), load_benign(documents_path()), load_benign(hard_times_path())]
     return {lang: tuple(t for part in parts for t in part[lang]) for lang in LANGS}
 
@@ -281,5 +291,5 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None, 
 
 __all__ = ["ADDRESSED_LEVEL", "FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK",
            "NEEDS_CONTEXT", "RANK", "SELF_HARM_WORDS_LEVEL", "SHORT_GATE_RECALL", "TARGET_FPR", "TRAINED_SETS",
-           "AttackSemanticDetector", "categories_dir", "development_exemplars", "documents_path", "hard_times_path",
-           "heads_path", "load_detector", "plain_texts"]
+           "AttackSemanticDetector", "categories_dir", "development_exemplars", "development_plain", "documents_path",
+           "hard_times_path", "heads_path", "load_detector", "plain_texts"]

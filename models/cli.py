@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from models.categories import Exemplar
+    from models.categories import Category, Exemplar
     from rules.findings import Finding
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 64
@@ -138,7 +138,7 @@ def _train(args: argparse.Namespace) -> int:
     built = build.ensure(progress=build.stderr_progress)
     rt = runtime.Runtime(built, threads=2)
     cats = categories.load_categories()
-    examples = categories.exemplars(cats, categories.load_benign())
+    examples = categories.exemplars(cats, _topic_benign(cats))
     print(f"warden models: encoding {len(examples)} exemplars", file=sys.stderr)
     f = semantic.training_features(rt, examples)
     heads = train.train(cats, f.rows, f.ids, f.encoder, vocab_size=rt.tokenizer.vocab_size,
@@ -151,6 +151,14 @@ def _train(args: argparse.Namespace) -> int:
           f"early exit below {heads.early_exit}", file=sys.stderr)
     print(out)
     return EXIT_OK
+
+
+def _topic_benign(cats: Sequence[Category]) -> dict[str, tuple[str, ...]]:
+    """The topic heads' plain texts: benign.yaml and the attack sets' plain chat (models.attack_heads
+    `development_plain`), which the topic heads trained on benign.yaml alone had flagged."""
+    from models import attack_heads, categories
+
+    return categories.with_exemplars(cats, categories.load_benign(), attack_heads.development_plain())[1]
 
 
 def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None,
@@ -198,7 +206,7 @@ def _eval(args: argparse.Namespace) -> int:
     paths: list[Path] = args.data or evaluate.default_eval_paths()
     items = [it for path in paths for it in evaluate.load_items(path)]
     cats = categories.load_categories()
-    training = {e.text for e in categories.exemplars(cats, categories.load_benign())}
+    training = {e.text for e in categories.exemplars(cats, _topic_benign(cats))}
     leaked = [it.text for it in items if it.text in training]
     if leaked:
         print(f"warden models: {len(leaked)} evaluation texts are also training exemplars", file=sys.stderr)

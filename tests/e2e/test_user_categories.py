@@ -62,7 +62,9 @@ def ask(proxy: Process, text: str) -> openai.types.chat.ChatCompletion:
 
 @pytest.mark.parametrize(("text", "rule"), [
     ("我对青霉素过敏，这次牙疼能吃阿莫西林吗", "semantic.medical_advice"),  # level 2 in its file: block
-    ("should I pull out my term deposits and buy US stocks", "semantic.investment_advice"),  # the rule file's level 2
+    # the rule file's level 2. Not "should I pull out my term deposits and buy US stocks": since the topic heads
+    # trained on the attack sets' plain chat (session 26) it sits at fraud_scam's threshold (0.5 rescaled) as well
+    ("Should I move my savings from term deposits into an index fund?", "semantic.investment_advice"),
 ])
 def test_a_prompt_of_a_user_category_gets_its_action(proxy: Process, text: str, rule: str) -> None:
     with pytest.raises(openai.BadRequestError) as info:
