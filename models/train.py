@@ -78,7 +78,8 @@ HARD_NEGATIVE_SHARE = 35 / 95
 # for the first stage's choices (8,304 exemplars: 0.312 / 0.279). The twelfth was read once with them, and so
 # was the thirteenth; the fourteenth and fifteenth (application-style prompts, a third of the plain ones
 # 400-1200 characters) read fused FPR 4.2% and 8.9% with them and are trained on (8,984 exemplars: 0.292 /
-# 0.302); the sixteenth was read once with those.
+# 0.302); the sixteenth was read once with those. Session 26 added the attack sets' plain chat (eval17-34, 3,186
+# texts: models/cli.py, README "Trained with the attack sets' plain chat"): 12,170 exemplars, 0.254 / 0.244.
 TARGET_FPR = 0.04
 
 
