@@ -87,9 +87,10 @@ NOT_NAMES = frozenset((
     "伍佰", "颜色", "倪匡", "庄园", "聂耳", "鲍鱼", "祁连", "屈原", "艾滋", "穆斯林", "司机", "卓越", "宁静",
     "付款", "付费", "付出", "孙子", "孙女", "文件", "文档", "文字", "文章", "宁愿",
     # words before an honorific or a possessive in the eval sets' texts (session 26: "任课老师", "楼下阿姨",
-    # "支付宝的账号", "亚马逊的账号", "方便同学参考", "下周六同学聚会")
-    "任课", "任教", "班主", "班长", "楼下", "楼上", "付宝", "马逊", "方便", "关心", "顾客", "司仪", "勾选",
-    "管家", "周一", "周二", "周三", "周四", "周五", "周六", "周日", "巴掌", "谢一下", "蒙系统", "方名下",
+    # "支付宝的账号", "亚马逊的账号", "方便同学参考", "下周六同学聚会"). Not 周一, 关心 or 管家: a name may begin so
+    # (周一鸣, 关心怡, 管家豪), and a name missed leaks more than a word masked
+    "任课", "任教", "班主", "班长", "楼下", "楼上", "付宝", "马逊", "方便", "顾客", "司仪", "勾选",
+    "周二", "周三", "周四", "周五", "周六", "周日", "巴掌", "谢一下", "蒙系统", "方名下",
 ))
 # Capitalised words after a cue that are no name ("Dear Customer Service Team", "Contact: Support Desk").
 NOT_NAME_WORDS = frozenset((

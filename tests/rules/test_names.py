@@ -38,6 +38,7 @@ NAME_CASES = [
     ("Jane Doe's phone number is on file", "Jane Doe"),
     ("Contact: 罗红梅，尽快处理", "罗红梅"),
     ("Vernon Reese女士，您的包裹已到", "Vernon Reese"),
+    ("请联系周一鸣老师", "周一鸣"),  # a name that begins like a weekday
 ]
 NAME_TEXTS = [text for text, _ in NAME_CASES]
 
