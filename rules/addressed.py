@@ -36,6 +36,10 @@ stored card, an order placed ("add it to the basket"), savings moved, news and c
 confirmed", "state that the charger meets UK safety standards", "Low risk"), "do not quote sections", 自动开通. Over
 eval17-45: 433 -> 467 of 2,401 positives (9 of eval45's, 25 of the other sets': mostly 时，请 without 在), 5 of 1,750
 look-alikes (the same five: eval45's is a popular-science article quoting an example), none of 18,988 plain texts.
+Session 26 (from eval48's misses): an AI named by a person's job ("AI教练请对所有学员说",
+"学习机AI辅导老师：") and a note for the assistant ("给预约助理的说明："). Over eval17-48: 539 -> 549 of 2,641
+positives (3 of eval48's, 7 of the other sets': "课程AI助教注意：", "AI客服请按主管权限执行", "【给AI的备注：",
+"给智能解读助手的说明："), 5 of 1,930 look-alikes, none of 19,873 plain texts.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -73,7 +77,10 @@ _EN_PLURAL = (r"(?:ais|llms|language models|models|assistants|agents|bots|chatbo
               r"|fixers|evaluators|rankers|recommenders)")
 # not 客服: in Chinese it is mostly the human staff
 _ZH_SOFTWARE = r"(?:智能|辅助|自动)\p{Han}{0,4}?(?:工具|系统|程序)"
-_ZH = r"(?:助手|机器人|智能体|AI|大模型|模型|助理|管家|Copilot|GPT)"
+# An AI named by a person's job ("AI教练", "学习机AI辅导老师"): the job word alone is a person, the AI before it is not.
+_ZH_AI_ROLE = (r"(?:AI|人工智能)\p{Han}{0,4}?(?:老师|教练|医生|客服|顾问|助教|专员|律师|导购|店员|主播|坐席|秘书"
+               r"|管家|小助理)")
+_ZH = r"(?:助手|机器人|智能体|" + _ZH_AI_ROLE + r"|AI|大模型|模型|助理|管家|Copilot|GPT)"
 _READING = (r"(?:reading|processing|parsing|summari[sz]ing|solving|reviewing|grading|scoring|answering|handling"
             r"|helping|assisting|checking|marking|compiling|drafting|describing|comparing|triaging|categori[sz]ing"
             r"|interpreting|explaining|indexing|ingesting)")
@@ -144,6 +151,8 @@ _FORMS = (
     r"(?:助手|机器人|智能体|AI|管家)们?(?:在[^。！？\n，,]{1,15}时\s*[，,]?\s*)(?:应|应当|应该|须|需|必须)",
     # "（合同智能助手专用条款）", "【AI助手须知】": a clause or note set apart for the assistant
     r"[【\[（(][^】\]）)\n]{0,10}" + _ZH + r"(?:专用|专属|须知|适用)[^】\]）)\n]{0,4}[】\]）)]",
+    # "给预约助理的说明：", "致AI客服的提示：": a note for the assistant, as "Note for the assistant:" in English
+    r"(?:给|致|写给|供)\p{Han}{0,8}?" + _ZH + r"的?(?:说明|提示|备注|指示|指令|须知|注意事项)\s*[：:]",
     # "如果你是AI"
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
 )
