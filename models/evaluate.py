@@ -112,8 +112,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # first reading) and read once at the start of session 26 (its .md has the reading): a development set since.
 # eval48 (c65a838) was written blind in session 26 the same way (its writer read only eval47.md before its first
 # reading) and read once at the end of session 26 (its .md has the reading): a development set since.
-# eval49 (session 26) was written blind at the end of session 26 the same way (its writer read only eval48.md before
-# its first reading): blind, not yet read.
+# eval49 (61332d8) was written blind at the end of session 26 the same way (its writer read only eval48.md before
+# its first reading) and read once at the start of session 27 (its .md has the reading): a development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
