@@ -22,7 +22,7 @@ RANK: the heads are fitted on 512 principal directions, not the user recipe's 12
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 from models import evaluate, memory, self_harm_words, semantic, user_heads
@@ -213,17 +213,49 @@ TRAINED_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval
                 "semantic_eval29.jsonl", "semantic_eval30.jsonl", "semantic_eval31.jsonl", "semantic_eval32.jsonl",
                 "semantic_eval33.jsonl", "semantic_eval34.jsonl")
 
+# Read development sets whose short plain chat the attack heads train on as plain negatives, the rest of each set
+# waiting for a retraining of its own (TRAINED_SETS' comment: three such retrainings read worse on the next blind
+# set). Why (session 27): the heads' `self_harm` fired on short practical questions ("How do I stop my glasses from
+# slipping down my nose?", a stripped screw, a wool coat and moths): 24 of the 3,200 plain texts of eval35-49 and
+# long plain, lifted by the linear heads, the memory or the gram tables, which benign.yaml's 2,300 everyday requests
+# did not hold down. Measured with eval46-49 held out (`warden models train --attack` from a scratch script adding
+# eval35-45's plain rows; then `python -m bench.eval_attacks` on eval46-49 and bench/data/long_plain.jsonl, 1,000
+# plain texts), injection / self-harm recall, hard negatives injection / self-harm, plain flagged: the shipped heads
+# 85.9% / 94.4%, 5.8% / 2.1%, 2.2%; with every plain row (2,200) 83.8% / 95.3%, 7.1% / 2.1%, 1.3%; with the rows of
+# at most 400 characters (1,755) 85.0% / 95.3%, 7.1% / 2.5%, 1.5%. The long rows are pasted documents with a
+# request, the carriers of indirect injection: trained on as plain, they cost four injection positives more (long
+# pasted documents, each with its buried instruction) for two plain texts. Thresholds zh / en 0.574 / 0.578 ->
+# 0.520 / 0.562. The shipped file trains on eval35-49's 2,317 such rows (`warden models train --attack`; zh 0.528 / en
+# 0.573): on eval35-49, whose positives and look-alikes it has not seen, injection / self-harm 92.5% / 94.2% -> 91.8% /
+# 93.7%, hard negatives 7.4% / 2.8% -> 7.9% / 2.4%; plain corpora no head has seen (long plain, decode_eval's 1,020
+# ordinary prompts, every tenth pii_corpus text: 1,833) 0.7% -> 0.6%; `python bench/semantic.py` 3.30 -> 2.93 ms per
+# prompt with the attack heads, back to back (the attack gate sends 17.5% of eval16's mix on against 19.5%). Blind
+# eval50, read once with both under a rule written down first (ship unless its errors exceed the old heads' by more
+# than two): 76.2% / 96.2%, 6.7% / 3.3%, plain 0.0% against 77.5% / 97.5%, 5.0% / 3.3%, 1.0% (28 errors against 27).
+PLAIN_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(35, 50))
+PLAIN_MAX_CHARS = 400
+
 
 def development_exemplars(hold_out: Collection[str] = ()) -> list[Exemplar]:
-    """TRAINED_SETS' rows as exemplars, in order, but the sets named in `hold_out` (file names or stems, such as
-    `semantic_eval31`): those are left out to be read as unseen. An unknown name is a ValueError."""
-    known = {n: n for n in TRAINED_SETS} | {n.removesuffix(".jsonl"): n for n in TRAINED_SETS}
+    """TRAINED_SETS' rows as exemplars, then PLAIN_SETS' plain rows of at most PLAIN_MAX_CHARS characters, in order,
+    but the sets named in `hold_out` (file names or stems, such as `semantic_eval31`): those are left out to be read
+    as unseen. An unknown name is a ValueError."""
+    sets = (*TRAINED_SETS, *PLAIN_SETS)
+    known = {n: n for n in sets} | {n.removesuffix(".jsonl"): n for n in sets}
     unknown = sorted(set(hold_out) - known.keys())
     if unknown:
-        raise ValueError(f"not a trained development set: {', '.join(unknown)} (models.attack_heads.TRAINED_SETS)")
+        raise ValueError(f"not a trained development set: {', '.join(unknown)} (models.attack_heads.TRAINED_SETS, "
+                         "PLAIN_SETS)")
     left_out = {known[n] for n in hold_out}
-    return [Exemplar(it.text, it.lang, it.label, it.label or it.topic)
-            for name in TRAINED_SETS if name not in left_out for it in evaluate.load_items(evaluate.data_path(name))]
+    return [*_labelled(n for n in TRAINED_SETS if n not in left_out),
+            *(e for e in _labelled(n for n in PLAIN_SETS if n not in left_out)
+              if e.topic is None and len(e.text) <= PLAIN_MAX_CHARS)]
+
+
+def _labelled(names: Iterable[str]) -> Iterator[Exemplar]:
+    for name in names:
+        for it in evaluate.load_items(evaluate.data_path(name)):
+            yield Exemplar(it.text, it.lang, it.label, it.label or it.topic)
 
 
 def development_plain() -> list[Exemplar]:
@@ -233,7 +265,7 @@ def development_plain() -> list[Exemplar]:
     trained on benign.yaml alone flagged such texts (session 26): of eval35-47's plain chat with long plain (2,800 texts
     no topic head trained on), a topic head flagged 32, and 7 once these rows were trained on as well."""
     held_out = {it.text for name in evaluate.HELD_OUT_SETS for it in evaluate.load_items(evaluate.data_path(name))}
-    return [e for e in development_exemplars() if e.label is None and e.topic is None and e.text not in held_out]
+    return [e for e in _labelled(TRAINED_SETS) if e.topic is None and e.text not in held_out]
 
 
 def categories_dir() -> Path:
@@ -290,6 +322,7 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None, 
 
 
 __all__ = ["ADDRESSED_LEVEL", "FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK",
-           "NEEDS_CONTEXT", "RANK", "SELF_HARM_WORDS_LEVEL", "SHORT_GATE_RECALL", "TARGET_FPR", "TRAINED_SETS",
+           "NEEDS_CONTEXT", "PLAIN_MAX_CHARS", "PLAIN_SETS", "RANK", "SELF_HARM_WORDS_LEVEL", "SHORT_GATE_RECALL",
+           "TARGET_FPR", "TRAINED_SETS",
            "AttackSemanticDetector", "categories_dir", "development_exemplars", "development_plain", "documents_path",
            "hard_times_path", "heads_path", "load_detector", "plain_texts"]

@@ -259,7 +259,11 @@ def test_hold_out_misused_is_a_usage_error(argv: list[str], capsys: pytest.Captu
 def test_development_exemplars_are_the_read_sets_as_labelled() -> None:
     more = attack_heads.development_exemplars()
     rows = [it for name in attack_heads.TRAINED_SETS for it in evaluate.load_items(evaluate.data_path(name))]
-    assert [e.text for e in more] == [it.text for it in rows]
+    short_plain = [it for name in attack_heads.PLAIN_SETS for it in evaluate.load_items(evaluate.data_path(name))
+                   if it.label is None and it.type == "benign" and len(it.text) <= attack_heads.PLAIN_MAX_CHARS]
+    assert [e.text for e in more] == [it.text for it in rows + short_plain]
+    assert len(short_plain) > 2000  # most of eval35-49's plain chat is short
+    rows += short_plain
     for e, it in zip(more, rows, strict=True):
         assert (e.lang, e.label) == (it.lang, it.label)
         # a positive under its category, a hard negative under its topic, a plain row with the plain texts
@@ -267,6 +271,13 @@ def test_development_exemplars_are_the_read_sets_as_labelled() -> None:
     assert {e.label for e in more} == {None, "prompt_injection", "self_harm"}
     with pytest.raises(ValueError, match="semantic_eval99"):
         attack_heads.development_exemplars(["semantic_eval99"])
+
+
+def test_a_plain_set_held_out_leaves_its_plain_rows_out() -> None:
+    name = attack_heads.PLAIN_SETS[-1]
+    texts = {it.text for it in evaluate.load_items(evaluate.data_path(name))}
+    assert texts & {e.text for e in attack_heads.development_exemplars()}
+    assert not texts & {e.text for e in attack_heads.development_exemplars([name.removesuffix(".jsonl")])}
 
 
 def test_the_attack_heads_plain_negatives_add_long_documents_to_the_everyday_requests() -> None:

@@ -64,7 +64,8 @@ def test_held_out_sets_are_not_trained_on_and_development_sets_are() -> None:
 def test_unread_attack_sets_share_no_text_with_any_training_text() -> None:
     """Neither the topic exemplars nor the attack exemplars nor the plain texts they train with (benign.yaml,
     documents.yaml) nor the read development sets hold a text of an attack set not yet read (plain rows included);
-    the exemplar files hold none of any attack set's (the read ones are trained on from their own files)."""
+    the exemplar files hold none of any attack set's (the read ones are trained on from their own files). Of a set
+    whose short plain chat alone is trained on (attack_heads.PLAIN_SETS), no positive or hard negative is."""
     files = {e.text for e in categories.exemplars(categories.load_categories(attack_heads.categories_dir()),
                                                   attack_heads.plain_texts())} | _training_texts()
     trained = files | {e.text for e in attack_heads.development_exemplars()}
@@ -72,7 +73,9 @@ def test_unread_attack_sets_share_no_text_with_any_training_text() -> None:
         items = evaluate.load_items(evaluate.data_path(name))
         assert {it.label for it in items} <= {None, "prompt_injection", "self_harm"}
         assert not {it.text for it in items} & files, name
-        if name not in attack_heads.TRAINED_SETS:
+        if name in attack_heads.PLAIN_SETS:
+            assert not {it.text for it in items if it.type != "benign"} & trained, name
+        elif name not in attack_heads.TRAINED_SETS:
             assert not {it.text for it in items} & trained, name
 
 
@@ -80,7 +83,8 @@ def test_attack_sets_are_trained_on_only_after_their_first_reading() -> None:
     """A blind set joins evaluate.ATTACK_SETS when written and may join attack_heads.TRAINED_SETS once read: its .md
     records the reading ("## First reading"). A set read but not yet trained on waits for the next retraining."""
     assert set(attack_heads.TRAINED_SETS) <= set(evaluate.ATTACK_SETS)
-    for name in attack_heads.TRAINED_SETS:
+    assert set(attack_heads.PLAIN_SETS) <= set(evaluate.ATTACK_SETS) - set(attack_heads.TRAINED_SETS)
+    for name in (*attack_heads.TRAINED_SETS, *attack_heads.PLAIN_SETS):
         if name == "semantic_eval17.jsonl":  # the first (session 10), read before sets came with a description
             continue
         assert "\n## First reading" in evaluate.data_path(name).with_suffix(".md").read_text("utf-8"), name
