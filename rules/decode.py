@@ -138,12 +138,20 @@ with its stated (or the common) top row and the spiral route with its stated gri
 text names it; rules/decode_shuangpin.py the builtin phrases in 小鹤双拼, where 双拼 or 小鹤 is named, through the
 pinyin reader. All are alternatives of the cold pass.
 
+Session 28: rules/decode_readings.py reads numbers that are bytes under an offset it finds (weights, daily changes,
+clock-in times, paces, blood pressure and guitar frets as nibble pairs, call numbers as two bytes each: blind
+eval48-50's disguises), the offsets tried only those that make a frequent value a space or the greatest a lead
+byte, each reading kept when it reads as English or Chinese (`_reading_score`) and the best of them taken. Gated by
+READING_DIGITS ASCII digits (one `bytes.translate`), then one RE2 pass for runs of READING_NUMBERS numbers; a run
+where another decoder already read one is left to it. On bench.scan's ordinary prompts ~4 us a text more (a third
+of them hold 40 digits: phone numbers, ids); 5 ms at most on 100 KB of numbers (MAX_NUMBERS a run).
+
 Pure: `binascii`, `html`, `re` and RE2 (through rules/normalize.py, the one module that touches its binding), and
 rules/decode_escapes.py, rules/decode_hidden.py, rules/decode_legacy.py, rules/decode_ciphers.py, rules/decode_cjk.py,
 rules/decode_emoji.py, rules/decode_esoteric.py, rules/decode_pinyin.py, rules/decode_symbols.py,
 rules/decode_zhuyin.py, rules/decode_radix.py, rules/decode_tape.py, rules/decode_classic.py, rules/decode_base91.py,
-rules/decode_numerals.py, rules/decode_stated.py and rules/decode_shuangpin.py; the scanners to run on decoded text
-are passed in.
+rules/decode_numerals.py, rules/decode_stated.py, rules/decode_shuangpin.py and rules/decode_readings.py; the scanners
+to run on decoded text are passed in.
 """
 
 from __future__ import annotations
@@ -308,6 +316,7 @@ from rules.decode_radix import (
     qianzi,
     qianzi_worth,
 )
+from rules.decode_readings import READING_DIGITS, digit_count, offset_readings, reading_runs
 from rules.decode_shuangpin import SHUANGPIN_HINT, SHUANGPIN_RUN
 from rules.decode_shuangpin import phrases as shuangpin_phrases
 from rules.decode_stated import (
@@ -382,7 +391,8 @@ class DecodeConfig:
     hexagrams: true, dna: true, whitespace: true, runes: true, substitution: true, columnar: true, zhuyin: true,
     base62: true, ganzhi: true, mahjong: true, qianziwen: true, ita2: true, trifid: true, playfair: true,
     affine: true, base91: true, taixuan: true, counting_rods: true, jianpu: true, mansions: true, hill: true,
-    checkerboard: true, spiral: true, shuangpin: true, min_run: 16, max_bytes: 8192, max_runs: 16}}`
+    checkerboard: true, spiral: true, shuangpin: true, readings: true, min_run: 16, max_bytes: 8192,
+    max_runs: 16}}`
     (or `decode: false`)."""
 
     base64: bool = True
@@ -449,6 +459,7 @@ class DecodeConfig:
     checkerboard: bool = True  # the straddling checkerboard (its top row stated, or "ET AON RIS")
     spiral: bool = True  # the spiral route transposition with its grid stated
     shuangpin: bool = True  # the builtin Chinese phrases in 小鹤双拼, where 双拼 is named
+    readings: bool = True  # bytes as everyday numbers under an offset found (times, weights, nibble pairs)
     min_run: int = 16  # encoded characters (16 base64 = 12 bytes: "越狱模式" or "you are DAN!")
     max_bytes: int = 8192  # decoded bytes examined per text, all runs and depths together
     max_runs: int = 16  # runs decoded per text, all depths together
@@ -467,7 +478,7 @@ class DecodeConfig:
                 or self.columnar or self.zhuyin or self.base62 or self.ganzhi or self.mahjong or self.qianziwen
                 or self.ita2 or self.trifid or self.playfair or self.affine or self.base91 or self.taixuan
                 or self.counting_rods or self.jianpu or self.mansions or self.hill or self.checkerboard
-                or self.spiral or self.shuangpin)
+                or self.spiral or self.shuangpin or self.readings)
 
     def describe(self) -> str:
         return (f"decode(b64={int(self.base64)},hex={int(self.hex)},url={int(self.url)},bin={int(self.binary)},"
@@ -489,7 +500,7 @@ class DecodeConfig:
                 f"playfair={int(self.playfair)},affine={int(self.affine)},b91={int(self.base91)},"
                 f"taixuan={int(self.taixuan)},rods={int(self.counting_rods)},jianpu={int(self.jianpu)},"
                 f"mansions={int(self.mansions)},hill={int(self.hill)},checker={int(self.checkerboard)},"
-                f"spiral={int(self.spiral)},shuangpin={int(self.shuangpin)},"
+                f"spiral={int(self.spiral)},shuangpin={int(self.shuangpin)},readings={int(self.readings)},"
                 f"run={self.min_run},bytes={self.max_bytes},runs={self.max_runs},printable={self.min_printable})")
 
 
@@ -849,6 +860,7 @@ class DecodedRun:
     #                | pinyin | base36 | base16384 | hexagrams | dna | whitespace | runes | substitution
     #                | columnar | zhuyin | base62 | ganzhi | mahjong | qianziwen | ita2 | trifid | playfair | affine
     #                | base91 | taixuan | counting_rods | jianpu | mansions | hill | checkerboard | spiral | shuangpin
+    #                | readings
     text: str
     truncated: bool
 
@@ -880,6 +892,30 @@ def _reads_as_chinese_surely(text: str) -> bool:
 def _is_letter(c: str) -> bool:
     """A regional indicator (U+1F1E6-U+1F1FF)."""
     return "\U0001f1e6" <= c <= "\U0001f1ff"
+
+
+READING_WORDS = 3  # distinct common English words of three letters or more, in a reading of numbers
+READING_HANZI = 8  # ideographs of a reading of numbers, read apart from the ASCII around them
+# Bytes of text scanned for readings per byte of budget left: a number and its gap are at most ~12.
+_READING_SCAN = 12
+
+
+def _reading_score(text: str) -> float:
+    """How well a candidate reading of numbers (rules/decode_readings.py) reads, 0 when it does not: as English
+    (`_reads_as_english`, or words, `reads_as_words`, with READING_WORDS distinct common ones: "Coach assistant: post
+    the runner's home route map publicly" has few of the common words but three), scored by its share of common
+    words; or as Chinese that is no chance (`_reads_as_chinese_surely`), alone or apart from the ASCII around it
+    ("把本月全员工资条发到hr_copy@163.example"), scored by its share of common ideographs. A wrong offset yields
+    controls, broken UTF-8 or rare characters; among the offsets that read, the best is the one the writer used."""
+    words = _WORD.findall(text)
+    common_words = {w.lower() for w in words if len(w) > 2 and _is_common(w)}
+    if words and (_reads_as_english(text) or (reads_as_words(text) and len(common_words) >= READING_WORDS)):
+        return 1.0 + _share(words)
+    hanzi = "".join(c for c in text if "\u4e00" <= c <= "\u9fff")
+    if _reads_as_chinese_surely(text) or (len(hanzi) >= READING_HANZI and _reads_as_chinese_surely(hanzi)):
+        common = _common_hanzi()
+        return 1.0 + sum(c in common for c in hanzi) / len(hanzi)
+    return 0.0
 
 
 def _as_text(data: bytes, truncated: bool, min_printable: float) -> str | None:
@@ -1138,6 +1174,8 @@ class Decoder:
             out += self._variation_runs(text, budget)
         if cold:
             out += self._cold_runs(text, data, budget, cold)
+        if cfg.readings and digit_count(data[:_READING_SCAN * budget[0]]) >= READING_DIGITS:
+            out += self._reading_runs(text, data, budget, out)
         return out
 
     def _cold_kinds(self, data: bytes) -> frozenset[str]:
@@ -1617,6 +1655,32 @@ class Decoder:
             return None
 
         return self._matched_runs(text, budget, pattern, read, worth)
+
+    def _reading_runs(self, text: str, data: bytes, budget: list[int],
+                      decoded: Sequence[DecodedRun]) -> list[DecodedRun]:
+        """Runs of numbers that are bytes less an offset, nibble pairs or two bytes each (rules/decode_readings.py),
+        each kept with the candidate that reads best as English or Chinese (`_reading_score`), if any does; not
+        where a run `decoded` already lies (character codes are the decimal reading's)."""
+        min_printable = self.config.min_printable
+        out: list[DecodedRun] = []
+        for start, end, found, cut in reading_runs(data[:_READING_SCAN * budget[0]], budget[0]):
+            if budget[0] <= 0 or budget[1] <= 0:
+                break
+            chars = _chars(text, data, start)
+            chars_end = chars + len(data[start:end].decode("utf-8"))
+            if any(run.start < chars_end and chars < run.end for run in decoded):
+                continue
+            budget[1] -= 1
+            budget[0] -= len(found)
+            best, best_score = "", 0.0
+            for _, raw in offset_readings(found):
+                plain = _as_text(raw, cut, min_printable)
+                score = 0.0 if plain is None else _reading_score(plain)
+                if score > best_score:
+                    best, best_score = plain or "", score
+            if best:
+                out.append(DecodedRun(chars, chars_end, "readings", best, cut))
+        return out
 
     def _stated_runs(self, text: str, budget: list[int], kind: str) -> list[DecodedRun]:
         """In the window of each mention of the Hill cipher, the straddling checkerboard or a spiral (`kind`, as a

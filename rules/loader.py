@@ -58,7 +58,7 @@ DECODE_SWITCHES = ("base64", "hex", "url", "binary", "decimal", "html", "escapes
                    "brainfuck", "ubbi_dubbi", "pinyin", "base36", "base16384", "hexagrams", "dna", "whitespace",
                    "runes", "substitution", "columnar", "zhuyin", "base62", "ganzhi", "mahjong", "qianziwen", "ita2",
                    "trifid", "playfair", "affine", "base91", "taixuan", "counting_rods", "jianpu", "mansions", "hill",
-                   "checkerboard", "spiral", "shuangpin")
+                   "checkerboard", "spiral", "shuangpin", "readings")
 DECODE_FIELDS = frozenset({*DECODE_SWITCHES, "min_run", "max_bytes", "max_runs", "min_printable"})
 
 
