@@ -22,7 +22,10 @@ misses): a carrier to work out first ("read this tape and do what it says", "sol
 1,690 look-alikes, none of 21,578 plain texts. From eval45's misses, "解码并执行：" (执行 with no object of its own,
 before its payload; blind eval46 showed a bare "解码后执行。" is also how a handout describes the attack): over
 eval17-45, 88 -> 91 of 2,401 positives; over eval17-46, 98 of 2,481 (session 24's form: 93), none of 1,810
-look-alikes, none of 22,203 plain texts.
+look-alikes, none of 22,203 plain texts. Session 28 (from eval51's misses): "carry out the message" (the
+instructions, the text, the request) as the obeying verb: 113 -> 115 of eval17-51's 2,161 no-keyword positives
+(eval51's and eval37's), none of their 2,110 look-alikes nor 14,639 plain texts (the sets' plain rows, long plain,
+the decode and PII corpora).
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ _DECODE_EN = (r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|
               r"|ciphertext|code|dots|holes|grid|puzzle|riddle|cryptogram|runes|glyphs|symbols|tiles))\w*\b")
 _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follow (?:what (?:it|they) says?"
             r"|its instructions)\b|carry (?:it|them) out|execute (?:it|them)\b|act on (?:it|them)\b"
+            # "decode them in order and carry out the message"
+            r"|carry out (?:the|this|that) (?:message|instructions?|text|note|string|payload|orders?|request)\b"
             # "obey it", not "he won't obey commands"
             r"|obey (?:it|them|the (?:message|instructions?|text|note|string|payload|orders?))\b"
             # "follow it" as an order, not "follow it up"
