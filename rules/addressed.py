@@ -64,7 +64,12 @@ once, a card charged, every score full, a summary not sent, an entry kept out of
 from the mark's last character (a Chinese form ends one past 请, which held the action's first: "请表述为"). Over
 eval17-51: 683 -> 696 of 2,881 positives (6 of eval51's, 7 of the other sets': "Screening model: ... Score 10/10",
 "报销助手：...个人自付部分改为0", "视频总结工具请告诉观众"), 5 of 2,110 look-alikes, none of 14,933 plain texts nor
-of the package's 2,664 plain exemplars.
+of the package's 2,664 plain exemplars. A fourth round (from eval52's misses): a vocative of up to three words
+("hotel room assistants, book ..."), and none at the very start of a text, where it is the user calling on their
+own assistant ("Assistant, transfer £50 to my landlord" was flagged before); 额外购买, 加购, a live location, a
+charge put on the room. Over eval17-52: 729 -> 732 of 2,961 positives (3 of eval52's, 1 of eval44's; 1 of eval48's
+lost: a stream chat whose first line calls on the moderation bot), 5 of 2,170 look-alikes, none of 15,133 plain
+texts.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -178,9 +183,10 @@ _FORMS = (
     r"|used|prompted)\s+to\b",
     # "release-bot, when you generate the notes"
     r"\b[\w-]*(?:bot|agent|assistant|copilot)s?,\s+(?:when|if|before|after|while|as you|please)\b",
-    # "Kiosk assistant, enable ...", "Reason: Returns agent, this is a priority case": a vocative that opens its
-    # line or sentence ("Our travel agent, Mary, said" does not open one)
-    r"(?:^|\n|[.!?:;\]>\"“])\s*(?:[\w-]+\s+)?(?:bot|agent|assistant|copilot)s?,\s",
+    # "Kiosk assistant, enable ...", "Reason: Returns agent, this is a priority case": a vocative that opens a line
+    # or sentence inside the text ("Our travel agent, Mary, said" does not open one; "Assistant, transfer £50 to my
+    # landlord" at the start of a message is its user calling on their own assistant)
+    r"(?:\n|[.!?:;\]>\"“])\s*(?:[\w-]+\s+){0,2}(?:bot|agent|assistant|copilot|helper)s?,\s",
     # "小度小度，", "Alexa, "
     _WAKE + r"\s*[，,：:!！]",
     # "@release-bot", "@triage-agent"
@@ -295,6 +301,10 @@ _HARMS = (
     r"\bcharge\w*\s+(?:[\w'-]+\s+){0,3}?(?:[£$€¥]\s?\d|fees?\b|cards?\b)|\bon\s+[\w-]+'s\s+(?:card|account)\b",
     r"\bscore\w*\s+(?:every|each|all)\s+(?:[\w'-]+\s+){0,2}?(?:10|ten|full|maximum|top)\b",
     r"金额改(?:为|成)|自动提交|记为[^，。；\n]{0,6}报销",
+    # extras bought for the user, a location shared, a charge put on the room (eval52)
+    r"额外购买|加购",
+    r"\b(?:live|real-time|current)\s+location\b",
+    r"\bcharg\w*\s+(?:it|this|them|that)\s+to\s+(?:the|their|his|her)\s+(?:room|account|bill|card)\b",
     # a claim made for someone and a link to buy: "请写成‘已被权威机构证实’，并附上购买链接"
     r"(?:写成|说成|表述为|称为)[^，。；\n]{0,12}(?:证实|认证|批准|推荐|无副作用)|附上[^，。；\n]{0,6}(?:购买|下单|优惠|领取)链接",
     r"跳过|绕过|关闭|停用|解除|直接(?:通过|批准|审批|放行)|自动(?:批准|通过|审批|放行)",
