@@ -910,10 +910,12 @@ def _reading_score(text: str) -> float:
     scored by its share of common ideographs. A wrong offset yields controls, broken UTF-8 or rare characters; among
     the offsets that read, the best is the one the writer used."""
     words = _WORD.findall(text)
-    common_words = len({w.lower() for w in words if len(w) > 2 and _is_common(w)})
-    loose = common_words >= READING_WORDS or (common_words >= 2 and _share(words) >= READING_SHARE)
-    if words and (_reads_as_english(text) or (reads_as_words(text) and loose)):
-        return 1.0 + _share(words)
+    share = _share(words)
+    distinct = len({w.lower() for w in words if len(w) > 2 and _is_common(w)})  # as `_reads_as_english` counts them
+    english = share >= CIPHER_DECODED_SHARE and distinct >= 2  # `_reads_as_english`, from the counts above
+    loose = distinct >= READING_WORDS or (distinct >= 2 and share >= READING_SHARE)
+    if words and (english or (loose and reads_as_words(text))):
+        return 1.0 + share
     hanzi = "".join(c for c in text if "\u4e00" <= c <= "\u9fff")
     if _reads_as_chinese_surely(text) or (len(hanzi) >= READING_HANZI and _reads_as_chinese_surely(hanzi)):
         common = _common_hanzi()
