@@ -120,8 +120,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # reading) and read once right after (its .md has the reading): a development set since.
 # eval52 (7fb45e8) was written blind in session 28 the same way (its writer read only eval51.md before its first
 # reading) and read once right after (its .md has the reading): a development set since.
-# eval53 (session 28) was written blind at the end of session 28 the same way (its writer read only eval52.md before
-# its first reading) and is registered unread: nobody has run the detector on it yet.
+# eval53 (e6a66d9) was written blind at the end of session 28 the same way (its writer read only eval52.md before
+# its first reading) and read once at the start of session 29 (its .md has the reading): a development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
