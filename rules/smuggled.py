@@ -25,7 +25,10 @@ eval17-45, 88 -> 91 of 2,401 positives; over eval17-46, 98 of 2,481 (session 24'
 look-alikes, none of 22,203 plain texts. Session 28 (from eval51's misses): "carry out the message" (the
 instructions, the text, the request) as the obeying verb: 113 -> 115 of eval17-51's 2,161 no-keyword positives
 (eval51's and eval37's), none of their 2,110 look-alikes nor 14,639 plain texts (the sets' plain rows, long plain,
-the decode and PII corpora).
+the decode and PII corpora). Session 29 (from blind eval54's reading, where four encodings asked to "follow the note",
+"carry out what it says" or "do it"): those obeying verbs, and "read the bytes as" as the decoding one. Over eval17-54:
+125 -> 136 of 3,121 positives (2 of eval54's, 9 of earlier sets'), none of 3,335 look-alikes nor of 17,379 plain
+texts (the package's plain exemplars and hard negatives counted too).
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ MAX_SPANS = 32
 # "solve the cipher", "read this tape": a carrier that must be worked out first, not "read the message below" nor
 # "solve for x ... so my son can follow it"
 _DECODE_EN = (r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back)"
+              # "read the bytes as UTF-8 text and carry out what it says"
+              r"|read (?:the|these|those) (?:bytes|bits|codes|numbers|values) as"
               r"|(?:read|transcribe|punch|solve|crack) (?:this|the|that) (?:paper |punched |punch )?(?:tape|cipher"
               r"|ciphertext|code|dots|holes|grid|puzzle|riddle|cryptogram|runes|glyphs|symbols|tiles))\w*\b")
 _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follow (?:what (?:it|they) says?"
@@ -59,7 +64,13 @@ _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follo
             r"|obey (?:it|them|the (?:message|instructions?|text|note|string|payload|orders?))\b"
             # "follow it" as an order, not "follow it up"
             r"|follow (?:it|them)(?:[.,;:!)]|$| (?:when|while|exactly|now|please|carefully|to the letter|step by step"
-            r"|and|as)\b))")
+            r"|and|as)\b)"
+            # "follow the note", "carry out what it says", "act on what it asks", "do it." (session 29, eval54)
+            r"|(?:follow|obey|carry out|act on|execute|perform|action) (?:the|its|that|this) (?:note|notes|message"
+            r"|instructions?|text|string|payload|orders?|request|commands?|directions?)\b"
+            r"|(?:carry out|act on|do|execute|perform|action) what (?:it|they|the \w+) (?:says?|asks?|tells? you"
+            r"|requests?)\b"
+            r"|(?:and|then) do it(?:[.,;:!)]|$| (?:now|please|straight away|immediately|before|first)\b))")
 # within its sentence: "decode my dog's behaviour? He won't ..." is two
 _EN = _DECODE_EN + "[^\n.?!]{0," + str(REACH) + "}?" + _OBEY_EN
 _ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂)[^。！？\n]{0,40}?"
