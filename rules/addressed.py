@@ -158,7 +158,8 @@ _JUDGING = (r"(?:reviewing|scoring|grading|screening|triaging|triage|marking|sum
 _SOFTWARE = r"(?:systems?|software|tools?|apps?|applications?|programs?|engines?|platforms?|services?|helpers?)"
 # Software by its kind alone, named as the addressee of a heading ("Planning system:", "to the scheduling tool:",
 # "Message for the registration system:"): a reader only where what follows is a harmful action, as for every mark.
-_SOFTWARE_NOUN = r"(?:systems?|software|tools?|apps?|applications?|programs?|platforms?|plugins?|plug-ins?|extensions?)"
+_SOFTWARE_NOUN = (r"(?:systems?|software|tools?|tooling|apps?|applications?|programs?|platforms?|plugins?|plug-ins?"
+                  r"|extensions?|automations?|integrations?|workflows?)")
 # Devices that act on what they hear or read ("For the kids' watches reading this event:", "Glasses assistants"):
 # a reader only where the text says it reads or hears the text.
 _DEVICE = (r"(?:devices?|speakers?|smart speakers?|watch(?:es)?|smartwatch(?:es)?|glasses|tablets?|phones?|tvs?"
@@ -356,6 +357,8 @@ _HARMS = (
     r"|gift cards?|deposit|saved card|checkout|prepay)\b",
     r"转账|转入|转到|汇款|打款|退款|充值|押金|定金|支付|付款|打赏|下单",
     # a stored way to pay, an order placed: "using the stored card", "add it to the basket", "top up the account"
+    # codes that give goods away: "create discount code STUDIO at 100 percent", "issue 500 premium codes"
+    r"\b(?:discount|promo|promotional|coupon|voucher|premium|gift)\s+codes?\b",
     r"\b(?:saved|stored)\s+(?:cards?|payment(?:\s+(?:method|details))?|card details)\b|\bcard on file\b"
     r"|\btop up\b|\badd\w*\s+(?:it|this|them|these)\s+to\s+(?:the\s+|their\s+|your\s+|my\s+)?(?:basket|cart)\b",
     r"\bmove\s+(?:their|your|all|the)\s+(?:savings|money|funds|pensions?)\b",
