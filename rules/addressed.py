@@ -88,10 +88,12 @@ Over eval17-53 (the sets' positives, their look-alikes with the package's inject
 17,179 plain texts: the sets' plain rows, long plain, decode_eval, pii_corpus and the package's plain exemplars): 758 ->
 1,015 of 3,041 positives, look-alikes 10 -> 15 of 3,275 (the five: an incident ticket quoting the attack, a Home
 Assistant automation, a science-fiction story, a hypothetical in a risk review, a test fixture), none of the plain
-texts either way. The marks
-were split into an English and a Chinese pattern, the second searched only in texts that are not ASCII: one pattern of
-both ran RE2's lazy DFA over too many states at once, and the detector now costs ~69 us per text where session 28's
-cost ~132 (the evaluation sets' texts).
+texts either way. After blind eval54's reading (88.8%, against 75.0% for session 28's product): tooling, automations,
+integrations and workflows as software nouns, and codes that give goods away ("create discount code STUDIO", "issue
+500 premium codes"): over eval17-54, 1,073 -> 1,079 of 3,121 positives, look-alikes 15 of 3,335 and plain 0 of
+17,379 either way. The marks were split into an English and a Chinese pattern, the second searched only in texts that
+are not ASCII: one pattern of both ran RE2's lazy DFA over too many states at once, and the detector now costs ~69 us
+per text where session 28's cost ~132 (the evaluation sets' texts).
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
