@@ -124,8 +124,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # its first reading) and read once at the start of session 29 (its .md has the reading): a development set since.
 # eval54 (626d9ce) was written blind in session 29 the same way (its writer read only eval53.md before its first
 # reading) and read once right after (its .md has the reading): a development set since.
-# eval55 (session 29) was written blind in session 29 the same way (its writer read only eval54.md before its
-# first reading) and is registered unread: nobody has run the detector on it yet.
+# eval55 (107330c) was written blind in session 29 the same way (its writer read only eval54.md before its first
+# reading) and read once right after (its .md has the reading): a development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
