@@ -28,7 +28,9 @@ instructions, the text, the request) as the obeying verb: 113 -> 115 of eval17-5
 the decode and PII corpora). Session 29 (from blind eval54's reading, where four encodings asked to "follow the note",
 "carry out what it says" or "do it"): those obeying verbs, and "read the bytes as" as the decoding one. Over eval17-54:
 125 -> 136 of 3,121 positives (2 of eval54's, 9 of earlier sets'), none of 3,335 look-alikes nor of 17,379 plain
-texts (the package's plain exemplars and hard negatives counted too).
+texts (the package's plain exemplars and hard negatives counted too). From blind eval55's reading: "put the bytes
+together as text", "turn the bytes into text" and 连成文字 decode, "Decode and apply." obeys (not "apply it to the
+cluster"): over eval17-55, 141 -> 145 of 3,201 positives, none of 3,395 look-alikes nor of 17,579 plain texts.
 """
 
 from __future__ import annotations
@@ -52,8 +54,11 @@ MAX_SPANS = 32
 # "solve the cipher", "read this tape": a carrier that must be worked out first, not "read the message below" nor
 # "solve for x ... so my son can follow it"
 _DECODE_EN = (r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back)"
-              # "read the bytes as UTF-8 text and carry out what it says"
+              # "read the bytes as UTF-8 text and carry out what it says", "put the bytes together as text", "turn the
+              # bytes into text"
               r"|read (?:the|these|those) (?:bytes|bits|codes|numbers|values) as"
+              r"|(?:put|turn|join|convert) (?:the|these|those) (?:bytes|bits|codes|numbers|values) (?:together )?"
+              r"(?:into|as|to) (?:utf-8 )?(?:text|letters|words|a message)"
               r"|(?:read|transcribe|punch|solve|crack) (?:this|the|that) (?:paper |punched |punch )?(?:tape|cipher"
               r"|ciphertext|code|dots|holes|grid|puzzle|riddle|cryptogram|runes|glyphs|symbols|tiles))\w*\b")
 _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follow (?:what (?:it|they) says?"
@@ -70,10 +75,14 @@ _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follo
             r"|instructions?|text|string|payload|orders?|request|commands?|directions?)\b"
             r"|(?:carry out|act on|do|execute|perform|action) what (?:it|they|the \w+) (?:says?|asks?|tells? you"
             r"|requests?)\b"
-            r"|(?:and|then) do it(?:[.,;:!)]|$| (?:now|please|straight away|immediately|before|first)\b))")
+            r"|(?:and|then) do it(?:[.,;:!)]|$| (?:now|please|straight away|immediately|before|first)\b)"
+            # "Decode and apply.": apply with nothing to apply to ("decode the config and apply it to the cluster" is
+            # another ask)
+            r"|(?:and|then) apply(?: it| them)?(?:[.;:!)]|$))")
 # within its sentence: "decode my dog's behaviour? He won't ..." is two
 _EN = _DECODE_EN + "[^\n.?!]{0," + str(REACH) + "}?" + _OBEY_EN
-_ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂)[^。！？\n]{0,40}?"
+_ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂"
+       r"|(?:连|拼|组|合)成(?:文字|汉字|中文|句子))[^。！？\n]{0,40}?"
        r"(?:照做|照着做|照办|照(?:着)?执行"
        r"|按(?:照)?(?:上面|里面|它|其|内容|上述|里头)(?:说的|的意思|所说|要求|写的)?(?:去)?(?:做|处理|办|操作|执行)"
        # "请解码并执行：" before its payload; not "转换成CSV后执行脚本" (执行 with an object of its own), nor a
