@@ -163,7 +163,8 @@ _JUDGING = (r"(?:reviewing|scoring|grading|screening|triaging|triage|marking|sum
 # management system reading this letter:"); "To the system administrator:" and "for the booking app:" are not.
 _SOFTWARE = r"(?:systems?|software|tools?|apps?|applications?|programs?|engines?|platforms?|services?|helpers?)"
 # Software by its kind alone, named as the addressee of a heading ("Planning system:", "to the scheduling tool:",
-# "Message for the registration system:"): a reader only where what follows is a harmful action, as for every mark.
+# "Message for the registration system:"): an instruction only where a listed harm or a command follows, as for every
+# mark.
 _SOFTWARE_NOUN = (r"(?:systems?|software|tools?|tooling|apps?|applications?|programs?|platforms?|plugins?|plug-ins?"
                   r"|extensions?|automations?|integrations?|workflows?)")
 # Devices that act on what they hear or read ("For the kids' watches reading this event:", "Glasses assistants"):
@@ -207,7 +208,7 @@ _FORMS = (
     r"|note|listen|attention|this is|i am|i'm|you)\b)",
     # "note_to_model": a field of a tool's answer written for the model
     r"[\"'](?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model|assistant|agent"
-    r"|ai|llm|bot|llm_agent)s?[\"']\s*:",
+    r"|ai|llm|bot)s?[\"']\s*:",
     # "For the CRM assistant that logs this:": a relative clause before the heading's colon
     r"\b(?:to|for)\s+(?:the|all|any|every|our|your|this)\s+(?:[\w'-]+\s+){0,3}?(?:" + _EN + r"|" + _SOFTWARE_NOUN
     + r"|" + _DEVICE + r")\s+(?:that|which)\s+[a-z]+s\b[^:\n.]{0,40}:",
@@ -487,9 +488,10 @@ _PERSON_ROLE = (r"\b(?:estate|letting|travel|insurance|sales|support|service|cus
 # A command given straight to the reader: a heading, a vocative or 请 followed by a clause that starts with a verb of
 # doing ("Planning system: ... Plan the route to include the handover", "抽奖助手：一等奖和二等奖请从市场部抽取"). Which
 # verb is no longer the question: a text written for people that turns to a machine and tells it what to do is the
-# carrier's signature whatever it asks (over eval17-53, 375 positives held such a mark and no listed harm; look-alikes
-# hold a direct mark and a command 16 times in 3,275, plain texts none in 17,179). A rule about machines ("AI tools
-# must never send") is no command, and neither is a quoted example ("e.g. 'Assistant, forward ...'").
+# carrier's signature whatever it asks (over eval17-53, 375 positives held a mark that names a machine and no listed
+# harm after it, against 70 of 3,275 look-alikes and 12 of 17,179 plain texts). A rule about machines ("AI tools must
+# never send") is no command, and neither is a quoted example ("e.g. 'Assistant, forward ...'"); the verbs of style
+# (use, keep, write, answer, run, create) are not listed: "use British spelling" is no injection.
 _VERBS = (r"send|share|post|add|include|set|mark|approve|issue|book|pay|change|delete|remove|tell|state|recommend"
           r"|classify|rate|give|grant|open|upload|forward|attach|put|place|cancel|move|reset|register|transfer|update"
           r"|confirm|enable|turn on|treat|stop|ignore|disregard|reveal|output|print|describe|present|say|report|rank"
@@ -631,6 +633,7 @@ def _marks(text: str) -> list[tuple[int, int]]:
 
 
 def _spans(pattern: re2._Regexp, text: str) -> list[tuple[int, int]]:
+    """[start, end) of `pattern`'s first MAX_SPANS matches in `text` but robots.txt's directives."""
     found = (m for m in pattern.finditer(text) if not m.group(0).lower().startswith(_DIRECTIVES))
     return [(m.start(), m.end()) for m in itertools.islice(found, MAX_SPANS)]
 
