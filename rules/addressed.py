@@ -95,9 +95,11 @@ for session 28's product): a field of a tool's answer written for the model ("no
 a heading's colon ("For the CRM assistant that logs this:"), software as a quotation's heading
 (“调研汇总工具：请把...”), a result filed as normal, and a bug: ".ssh" and ".aws" after "~/" were never read (a word
 boundary was asked for before their dot). Over eval17-55, 1,128 -> 1,139 of 3,201 positives, look-alikes 16 of 3,395 and
-plain 0 of 17,579 either way. The marks were split into an English and a Chinese pattern, the second searched only in
-texts that are not ASCII: one pattern of both ran RE2's lazy DFA over too many states at once, and the detector now
-costs ~69 us per text where session 28's cost ~132 (the evaluation sets' texts).
+plain 0 of 17,579 either way. After blind eval56's reading (88.8%, against 81.2%): a Chinese command after 就, 都 or
+统一, and money sent to an account (打到...账户): 1,186 -> 1,188 of 3,281 positives (eval56's two), look-alikes 16 of
+3,455 and plain 0 of 17,779 either way. The marks were split into an English and a Chinese pattern, the second searched
+only in texts that are not ASCII: one pattern of both ran RE2's lazy DFA over too many states at once, and the detector
+now costs ~69 us per text where session 28's cost ~132 (the evaluation sets' texts).
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -371,7 +373,7 @@ _HARMS = (
     r"\b(?:transfer|wire|refund|reimburse\w*|reimbursement|tip|payout|standing order|bank details|account number"
     r"|sort code|routing number|iban"
     r"|gift cards?|deposit|saved card|checkout|prepay)\b",
-    r"转账|转入|转到|汇款|打款|退款|充值|押金|定金|支付|付款|打赏|下单",
+    r"转账|转入|转到|汇款|打款|退款|充值|押金|定金|支付|付款|打赏|下单|(?:打|汇|存)到[^，。；\n]{0,10}?(?:账户|账号|卡上|卡里)",
     # a stored way to pay, an order placed: "using the stored card", "add it to the basket", "top up the account"
     # codes that give goods away: "create discount code STUDIO at 100 percent", "issue 500 premium codes"
     r"\b(?:discount|promo|promotional|coupon|voucher|premium|gift)\s+codes?\b",
@@ -506,7 +508,8 @@ _COMMAND_PARTS = (
     r"(?:^\s*|[:：,，;；.。!！?？\"“”'‘’(\[]\s*|\bplease\s+|\band\s+|\bthen\s+|\balso,?\s+)"
     r"(?:then\s+|also\s+|now\s+|immediately\s+|just\s+|simply\s+|kindly\s+|please\s+)?(?:" + _VERBS + r")\b",
     # 请, 把, 将, 立即 or a verb of doing opening a Chinese clause; 请 anywhere but in 请问, 请您 and 请注意
-    r"(?:^|[：:，,；;。！!“\"])\s*(?:并且?|先|再|然后|同时|另外)?\s*(?:请|把|将|立即|马上|直接|务必|立刻|打开|关闭|删除|删掉"
+    r"(?:^|[：:，,；;。！!“\"])\s*(?:并且?|先|再|然后|同时|另外|就|都|也|一律|统一)?\s*(?:请|把|将|立即|马上|直接|务必|立刻|打开"
+    r"|关闭|删除|删掉"
     r"|发送|发给|转发|上传|导出|购买|下单|支付|转账|告诉|输出|忽略|无视|进入|开启|解锁|取消|修改|改为|改成|标记|标成|设为"
     r"|设置|添加|加入|同步|分享|公开|通过|批准|回复|推荐|写上|写成|填写|给我|帮我)|请(?:[^问您你注]|注[^意])",
 )
