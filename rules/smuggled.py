@@ -71,8 +71,10 @@ _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follo
             r"|follow (?:it|them)(?:[.,;:!)]|$| (?:when|while|exactly|now|please|carefully|to the letter|step by step"
             r"|and|as)\b)"
             # "follow the note", "carry out what it says", "act on what it asks", "do it." (session 29, eval54)
+            # (the instructions only where the sentence ends with them: "decode the error code and follow the
+            # instructions in the manual" reads a visible text)
             r"|(?:follow|obey|carry out|act on|execute|perform|action) (?:the|its|that|this) (?:note|notes|message"
-            r"|instructions?|text|string|payload|orders?|request|commands?|directions?)\b"
+            r"|text|string|payload)\b|(?:follow|obey|carry out) (?:the|its) instructions?(?:[.;!)]|$)"
             r"|(?:carry out|act on|do|execute|perform|action) what (?:it|they|the \w+) (?:says?|asks?|tells? you"
             r"|requests?)\b"
             r"|(?:and|then) do it(?:[.,;:!)]|$| (?:now|please|straight away|immediately|before|first)\b)"

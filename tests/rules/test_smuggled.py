@@ -50,6 +50,7 @@ def test_a_request_to_decode_and_obey_is_found_from_verb_to_verb(text: str, span
     "My son's treasure-hunt clue is in Morse. Can you decode it so we can find the next one?",
     "Read the bytes as hex and tell me which file type this header is.",  # read, nothing to obey
     "Decode the base64 config and apply it to the staging cluster.",  # applied to something named: another ask
+    "How do I decode the error code and follow the instructions in the manual?",  # a visible text's instructions
     "We decoded the firmware last week; next we do it for the bootloader too.",  # two acts, not an order to obey
     "The JWT decodes fine, but how do I follow it up with a refresh token request?",
     "把这个JSON转换成CSV，然后我来执行导入脚本。",
