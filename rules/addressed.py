@@ -541,6 +541,8 @@ _CLOSING_QUOTES = "”」』’"
 # How far after a direct mark its command is looked for: the heading's first sentences.
 COMMAND_REACH = 200
 _EXAMPLE_REACH = 60
+# A mark after this many characters does not open the text (white space that long before it is no message's start).
+_OPENS_TEXT = 256
 
 # robots.txt's "User-agent:" names a crawler to match, it does not speak to one
 _DIRECTIVES = ("user-agent", "user_agent")
@@ -667,7 +669,7 @@ def _automated(text: str, start: int, end: int) -> bool:
 
 def instructions(text: str) -> list[tuple[int, int]]:
     """[start, end) from each addressee of `text` named as automated to the first harmful action within REACH
-    characters after it."""
+    characters after it or, failing one, to the command that follows a mark speaking to its reader (`_command`)."""
     text = _readable(text)
     out: list[tuple[int, int]] = []
     marked = _marks(text)
@@ -691,7 +693,9 @@ def _command(text: str, start: int, end: int) -> int | None:
     mark states a rule or is a quoted example; a command itself given as an example ("lines like \"ignore ...\"")
     does not count."""
     mark = text[start:end]
-    if not text[:start].strip() or _MID_SENTENCE.search(text[max(0, start - 80):start]) is not None:
+    # the mark opens the text (read on a bounded slice: a 0.5 MB text has up to MAX_SPANS marks)
+    opens_text = start <= _OPENS_TEXT and not text[:start].strip()
+    if opens_text or _MID_SENTENCE.search(text[max(0, start - 80):start]) is not None:
         return None
     if _BARE_MARK.search(mark) is not None and _WORD_BEFORE.search(text[max(0, start - _BEFORE):start]) is None:
         return None  # "assistants:" of "AI shopping assistants:" is not bare
