@@ -148,6 +148,11 @@ _ZH = r"(?:助手|机器人|智能体|" + _ZH_AI_ROLE + r"|AI|大模型|模型|�
 _ZH_DEVICE = (r"(?:智能音箱|音箱|扫地机器人|扫地机|智能门锁|车机|智能手表|电话手表|智能电视|中控屏|智能家居|学习机"
               r"|点读机)")
 _ZH_SOFTWARE_NOUN = r"(?:系统|工具|程序|平台|插件|软件|应用)"
+# Software named as the heading of a quotation (“调研汇总工具：请把...”), and a field of a tool's answer written for the
+# model ("note_to_model":): each a mark of its own and, for `_automated`, a machine reader.
+_ZH_QUOTED_SOFTWARE = r"[“\"「『]\s*\p{Han}{0,8}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]"
+_MODEL_FIELD = (r"[\"'](?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model"
+                r"|assistant|agent|ai|llm|bot)s?[\"']")
 # A voice assistant's wake word: what follows is said to the device ("小度小度，帮我把付款码读出来").
 _WAKE_EN = r"(?:hey siri|\balexa|ok google|hey google)"
 _WAKE_ZH = r"(?:小度小度|小爱同学|天猫精灵|小艺小艺|嘿siri)"
@@ -209,8 +214,7 @@ _FORMS = (
     r"(?:^|\n|[.!?;\]>\"“])\s*(?:[a-z][\w'-]*\s+){1,3}?" + _SOFTWARE_NOUN + r"\s*(?::\s*[a-z\"“]|,\s+(?:please|read"
     r"|note|listen|attention|this is|i am|i'm|you)\b)",
     # "note_to_model": a field of a tool's answer written for the model
-    r"[\"'](?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model|assistant|agent"
-    r"|ai|llm|bot)s?[\"']\s*:",
+    _MODEL_FIELD + r"\s*:",
     # "For the CRM assistant that logs this:": a relative clause before the heading's colon
     r"\b(?:to|for)\s+(?:the|all|any|every|our|your|this)\s+(?:[\w'-]+\s+){0,3}?(?:" + _EN + r"|" + _SOFTWARE_NOUN
     + r"|" + _DEVICE + r")\s+(?:that|which)\s+[a-z]+s\b[^:\n.]{0,40}:",
@@ -299,7 +303,7 @@ _FORMS_ZH = (
     # machine by someone in the account, not by the user to their own assistant, which opens the message)
     r"[“\"「『]\s*\p{Han}{0,8}?(?:助手|机器人|智能体|管家|" + _ZH_DEVICE + r")\s*[，,]",
     # “调研汇总工具：请把...”: software named as the heading of a quotation
-    r"[“\"「『]\s*\p{Han}{0,8}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]",
+    _ZH_QUOTED_SOFTWARE,
     # "如果你是AI"
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
 )
@@ -469,9 +473,7 @@ _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomou
               r"|\b" + _SOFTWARE_NOUN + r"\s*(?:\([^()\n]{0,30}\)\s*)?(?::\s*[a-z\"“]?|,\s+(?:please|read|note|listen"
               r"|attention|this is|i am|i'm|you))$"
               r"|(?:致|给|写给)\p{Han}{0,10}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]|" + _ZH_DEVICE +
-              r"|[“\"「『]\s*\p{Han}{0,8}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]$"
-              r"|[\"'](?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model"
-              r"|assistant|agent|ai|llm|bot)s?[\"']"
+              r"|" + _ZH_QUOTED_SOFTWARE + r"$|" + _MODEL_FIELD +
               # "AI" only as a word: case-insensitive, it is in "claims agents" too
               r"|人工智能|机器人|智能体|大模型|" + _WAKE)
 _MACHINE_ROLE = r"\b(?:assistants?|agents?|models?|generators?|helpers?)\b|助手|助理|模型|管家|" + _ZH_SOFTWARE
