@@ -130,8 +130,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # reading) and read once right after (its .md has the reading): a development set since.
 # eval57 (8487b54) was written blind at the end of session 29 the same way (its writer read only eval56.md before
 # its first reading) and read once right after (its .md has the reading): a development set since.
-# eval58 (semantic_eval58) was written blind in session 30 the same way (its writer read only eval57.md before
-# its first reading); unread.
+# eval58 (d974925) was written blind at the start of session 30 the same way (its writer read only eval57.md before
+# its first reading) and read once right after (its .md has the reading): a development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
