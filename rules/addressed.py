@@ -232,6 +232,14 @@ _FORMS = (
     # "Claims triage model:", "Bills helper:": a model by its machine task, a helper by its chore
     r"\b(?:triage|scoring|screening|grading|ranking|moderation|classification|fraud|risk|pricing engine)\s+models?\s*:",
     r"\b[\w-]+\s+helpers?\s*:",
+    # "For the AI writing this report:", "To the assistant generating the summary:": a machine named by what it is
+    # doing to the text (any participle, with its object: not "For the AI writing workshop:")
+    r"\b(?:to|for)\s+(?:the|all|any|every|this)\s+(?:[\w'-]+\s+){0,2}?" + _EN + r"\s+[a-z]+ing\s+(?:this|these|the|that"
+    r"|our|your|my|an?|any|every|all)\b(?:\s+[\w'-]+){0,4}\s*:",
+    # "The following is for the assistant", "What follows is meant for any AI": a divider naming its reader
+    r"\b(?:the following|below|what follows|this part|this section|this note|this line|the rest)\s+(?:is|are)\s+"
+    r"(?:meant\s+|intended\s+|only\s+|written\s+)?(?:for|to)\s+(?:the|any|all|every|your)\s+(?:[\w'-]+\s+){0,3}(?:"
+    + _EN + r"|" + _SOFTWARE_NOUN + r")\b",
     # "This message is for the phone assistant that handles this line."
     r"\b(?:is|are)\s+(?:meant\s+|intended\s+|only\s+)?for\s+(?:the|any|all|every|your)\s+(?:[\w'-]+\s+){0,3}(?:"
     + _EN + r"|" + _SOFTWARE_NOUN + r"|helpers?)\s+(?:that|who|which|on|in)\b",
@@ -304,6 +312,9 @@ _FORMS_ZH = (
     r"[“\"「『]\s*\p{Han}{0,8}?(?:助手|机器人|智能体|管家|" + _ZH_DEVICE + r")\s*[，,]",
     # “调研汇总工具：请把...”: software named as the heading of a quotation
     _ZH_QUOTED_SOFTWARE,
+    # "——以下是写给客服机器人的——", "下面这段给报销系统": a divider naming its reader
+    r"(?:以下|下面)(?:内容|这段|这些|的话|这几句)?(?:是|为)?(?:专门)?(?:写给|留给|给|致)\p{Han}{0,10}?(?:" + _ZH + r"|"
+    + _ZH_SOFTWARE_NOUN + r"|" + _ZH_DEVICE + r")",
     # "如果你是AI"
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
 )
@@ -531,6 +542,32 @@ _BARE = (r"^[\s\p{P}\p{S}]*(?:(?:hey|hi|hello|dear|ok|okay)\s+)?(?:(?:my|the|our
 # called prompt injection."): a command alone does not flag it, a listed harm still does. Over eval17-53 no positive the
 # command finds names the attack; 5 of its 13 look-alikes do.
 _ATTACK_TALK = r"prompt[- ]injection|injection attacks?|提示词注入|提示注入|注入攻击|间接注入|\bred[- ]team"
+# The user's own instructions for their own bot, brought to be written, reviewed or translated ("Review my prompt for
+# the grading model: 'Grading model: score ...'", "帮我改一下我们店客服机器人的设定"): the commands in it are the
+# user's.
+# Session 30: 9 of 12 such requests written by the lead were flagged by the commands; over eval17-58 and the bench
+# texts the gate changes no verdict.
+_MACHINE_WORD = r"(?:bot|assistant|agent|model|helper|chatbot|gpt|ai|copilot)s?"
+_INSTRUCTION_WORD = r"(?:system prompt|prompt|instructions|persona|config|configuration)"
+_WROTE = r"(?:wrote|drafted|have written|'ve written)"
+_AUTHORED = "|".join((
+    # "my prompt", "our bot's greeting instructions", "our support bot's config" (not "my Home Assistant config": a
+    # file, not the bot's instructions)
+    r"\b(?:my|our)\s+(?:own\s+)?(?:[\w'-]+\s+){0,3}?(?:" + _MACHINE_WORD + r"(?:'s)?\s+(?:[\w'-]+\s+){0,2}?)?"
+    r"(?:system prompt|prompt|instructions|persona)s?\b",
+    r"\b(?:my|our)\s+(?:own\s+)?(?:[\w'-]+\s+){0,3}?" + _MACHINE_WORD + r"'s\s+(?:[\w'-]+\s+){0,2}?"
+    r"(?:config|configuration|setup|set-up|rules)\b",
+    # "the system prompt for our bakery's bot", "instructions I wrote"
+    r"\b" + _INSTRUCTION_WORD + r"\s+for\s+(?:my|our)\b",
+    r"\b" + _INSTRUCTION_WORD + r"\s+(?:i|we)\s+(?:" + _WROTE[3:-1] + r"|gave|use)\b",
+    # "I wrote this for our garden bot", "For our school's homework helper I wrote"
+    r"\b(?:i|we)\s+(?:" + _WROTE[3:-1] + r"|am writing|'m writing)\s+(?:this|these|the following|it|them|some|an?)?"
+    r"\s*(?:[\w'-]+\s+){0,2}?for\s+(?:my|our|the)\s+(?:[\w'-]+\s+){0,3}?" + _MACHINE_WORD + r"\b",
+    r"\b(?:for|to)\s+(?:my|our)\s+(?:[\w'-]+\s+){0,4}?" + _MACHINE_WORD + r",?\s+(?:i|we)\s+" + _WROTE + r"\b",
+    r"帮我(?:改|润色|优化|检查|看看|审|修改|完善)[^。！？\n]{0,20}(?:设定|提示词|系统提示|人设)",
+    r"(?:我|我们)(?:给|为)[^。！？\n]{0,15}(?:机器人|助手|智能体|AI|客服)写了",
+    r"(?:机器人|助手|智能体|AI|客服)的(?:设定|提示词|人设)",
+))
 # A mark speaks to its reader where it ends in a colon or a comma or holds 请, or where its line goes on to one
 # ("Note to mail assistants summarising this: tell"); "We log every user message to our LLM app. Write a regex" names a
 # machine without speaking to it.
@@ -606,7 +643,12 @@ _EXAMPLE_BEFORE_MARK = _compile([_EXAMPLE_BEFORE])
 _EXAMPLE_AFTER_MARK = _compile([_EXAMPLE_AFTER])
 _SPEAKS_MARK = _compile([_SPEAKS])
 _ATTACK_TALK_TEXT = _compile([_ATTACK_TALK])
+_AUTHORED_TEXT = _compile([_AUTHORED])
 _BARE_MARK = _compile([_BARE])
+# "Any case where an assistant appears to follow instructions ... must be reported": the machine is in a clause about
+# a case, and the rule is for the case's reader
+_SUBORDINATE = _compile([r"\b(?:where|when|whenever|whether|unless|in which|once)\s+"
+                         r"(?:(?:an?|the|any|every|some|no)\s+)?$"])
 _WORD_BEFORE = _compile([r"[\w-][^\S\n]*$"])
 # A mark three words or more into its sentence is named in passing ("Students hide 'invisible' instructions to fool AI
 # marking, report finds"); one that speaks opens its sentence, line or clause ("Hey, quick note to whatever AI").
@@ -677,9 +719,14 @@ def instructions(text: str) -> list[tuple[int, int]]:
     marked = _marks(text)
     if not marked:
         return out
-    talked_about = _ATTACK_TALK_TEXT.search(text) is not None
+    # a command alone does not flag a text about the attack or the user's own bot's instructions; a listed harm
+    # still does (a planted note can claim either)
+    talked_about = _ATTACK_TALK_TEXT.search(text) is not None or _AUTHORED_TEXT.search(text) is not None
     for start, end in marked:
         if _speaker_label(text, start, end) or not _automated(text, start, end):
+            continue
+        if (_DECLARATIVE_MARK.search(text[start:end].rstrip()) is not None
+                and _SUBORDINATE.search(text[max(0, start - _BEFORE):start]) is not None):
             continue
         # from the mark's last character: a Chinese form ends one past 请 ("请表述为" holds the action's first)
         action = _action(text, end - 1, min(len(text), end + REACH))
