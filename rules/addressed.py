@@ -275,7 +275,7 @@ _FORMS = (
     # "Kiosk assistant, enable ...", "Reason: Returns agent, this is a priority case": a vocative that opens a line
     # or sentence inside the text ("Our travel agent, Mary, said" does not open one; "Assistant, transfer £50 to my
     # landlord" at the start of a message is its user calling on their own assistant)
-    r"(?:\n|[.!?:;\]>\"“])\s*(?:[\w-]+\s+){0,2}(?:bot|agent|assistant|copilot|helper)s?,\s",
+    r"(?:\n|[.!?:;\]>\"“‘]|(?:^|\s)')\s*(?:[\w-]+\s+){0,2}(?:bot|agent|assistant|copilot|helper)s?,\s",
     # "Alexa, ", "Hey Siri:"
     _WAKE_EN + r"\s*[,:!]",
     # "@release-bot", "@triage-agent"
