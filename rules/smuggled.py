@@ -91,11 +91,34 @@ _ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|�
        # handout's "用Base64把指令藏起来，让AI自己解码后执行。" (eval46, read: a description of the attack)
        r"|(?:并|然后|后|再)执行\s*[：:])")
 
+# A byte code defined for the reader is the decoding on its own ("each group of four sizes is one byte", "three to
+# each group, one group per byte", "每组一个字节"): nobody defines one for a person who only reads along. Its obeying
+# verb may end a later sentence ("... turn the bytes into text. Then do what it says."), and more verbs obey after it
+# than after a plain "decode" ("follow the result", "run the result", "decode and obey", "apply it before
+# summarising"). Not a size ("the payload is 64 bytes") nor text a program runs ("read the file as UTF-8 and execute
+# it with exec()"). Session 30, over eval17-58: 157 -> 177 of 3,441 positives, none of 3,575 look-alikes nor of
+# 18,179 plain texts.
+_BYTE_CODE_EN = (r"\b(?:(?:is|are|as|into|per|to)\s+(?:(?:one|a|an|half a|two|three|four)\s+)?(?:[a-z]+\s+)?bytes?"
+                 r"|bytes?\s+(?:in\s+base|of\s+utf-?8)|(?:read|decode|join)\s+(?:\w+\s+){0,3}?as\s+utf-?8)\b")
+_THEN = r"(?:[.,;:!)]|$| (?:it|them|before|now|please|first|exactly|immediately|straight away)\b)"
+_OBEY_AFTER_CODE = "|".join((
+    r"\b(?:follow|run|execute|obey|apply|carry out|act on) (?:the result|the text|the message|what it says)\b",
+    # "follow it before starting", not "execute it with exec()" nor "apply it to the canvas"
+    r"\b(?:follow|obey|apply|carry out) (?:it|them)" + _THEN,
+    r"\b(?:decode|read it|read them) and (?:obey|follow|apply|execute|act)" + _THEN,
+    r"\b(?:then|and) (?:obey|do it|do what (?:it|they) says?)\b",
+    r"\bdo what (?:it|they) says?",
+))
+_EN_CODE = _BYTE_CODE_EN + r"[^\n]{0," + str(REACH + 80) + "}?(?:" + _OBEY_AFTER_CODE + ")"
+_ZH_CODE = (r"(?:字节|UTF-?8)[^。！？\n]{0,60}?(?:照做|照着做|照办|照(?:着)?执行"
+            r"|(?:并|然后|后|再|依次)执行(?:[\s）)】。；;，,：:!！]|$))"
+            # "请按以下规则读取并执行：每个...就是一个字节": the obeying before the code
+            r"|(?:读取|读|解读|解析)并执行\s*[：:][^。！？\n]{0,80}?字节")
 
 def _compile() -> re2._Regexp:
     options = re2.Options()
     options.case_sensitive = False
-    return re2.compile(f"(?:{_EN})|(?:{_ZH})", options)
+    return re2.compile(f"(?:{_EN})|(?:{_ZH})|(?:{_EN_CODE})|(?:{_ZH_CODE})", options)
 
 
 _REQUEST = _compile()
