@@ -533,7 +533,9 @@ _DECLARATIVE = (r"(?:should|must|shall|are to|is to|needs? to|are required to|ar
 # "比如“AI助手请...”", "“致AI助手：请...”这种句子".
 _EXAMPLE_BEFORE = (r"(?:\b(?:such as|e\.g\.|for example|for instance|like|examples?|something like|things like)"
                    r"|比如|例如|譬如|类似|诸如|像是|这类|之类|举例)[^\n]{0,40}$")
-_EXAMPLE_AFTER = r"^[^\n”\"']{0,200}[”\"']\s*(?:这种|这类|之类|这样的|等)"
+# ("“...”这种商家" is a kind of merchant, not of text: session 30, six positives over eval17-58 were read as examples)
+_EXAMPLE_AFTER = (r"^[^\n”\"']{0,200}[”\"']\s*(?:(?:这种|这类|这样的|此类)(?:的)?(?:话|字样|句|说法|内容|提示|指令"
+                  r"|语|留言|文字|东西|套路|话术|注入|攻击|信息|消息|表述|格式|写法|标记|段|备注|要求|命令)|之类|等)")
 # The user speaking to their own assistant: a mark that opens the text ("Travel assistant: book me a flight"), or one
 # that names no more than the assistant ("Assistant, please summarise the email below", "Hi bot, write me a poem").
 _BARE = (r"^[\s\p{P}\p{S}]*(?:(?:hey|hi|hello|dear|ok|okay)\s+)?(?:(?:my|the|our)\s+)?(?:assistant|bot|agent|ai|copilot"
