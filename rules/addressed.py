@@ -364,6 +364,9 @@ _HARMS = (
     r"|access tokens?|session (?:cookies?|tokens?)|secrets|private keys?|id_rsa|id_ed25519|authorized_keys"
     r"|seed phrase|recovery phrase|one-time (?:code|password)|verification codes?|security codes?|cvv|card numbers?"
     r"|memorable word|login details|os\.environ|document\.cookie|localstorage|home addresses|phone numbers)\b",
+    # codes that open a home: "the door codes and key safe numbers", "lockbox code"
+    r"\b(?:door|gate|lockbox|lock box|key ?safe|keysafe|alarm|entry|access|garage)\s+(?:codes?|numbers?|pins?)\b"
+    r"|门锁密码|门禁(?:码|卡)|开门码|取件码",
     r"\b(?:dates? of birth|maiden names?|passport (?:numbers?|scans?|photos?|copies|details)"
     r"|national insurance numbers?|social security numbers?|driving licen[cs]e numbers?"
     r"|id (?:card )?(?:scans?|photos?))\b",
