@@ -220,8 +220,13 @@ _FORMS = (
     + r"|" + _DEVICE + r")\s+(?:that|which)\s+[a-z]+s\b[^:\n.]{0,40}:",
     # "Hey kitchen assistant,", "Attention AI agents:"
     r"\b(?:hey|hi|hello|dear|attention|attn)\s+(?:(?:the|all|any|every)\s+)?(?:[\w'-]+\s+){0,2}" + _EN + r"\s*[:,.!]",
+    # "hey AI notetaker,": an AI by its chore, called on
+    r"\b(?:hey|hi|hello|dear|attention|attn|ok|okay)\s+(?:the\s+)?(?:ai|llm)(?:\s|-)+[\w-]+\s*[:,!]",
+    # "AI assistant that helps with this reception inbox:": a heading naming the machine by what it does
+    r"(?:^|\n|[.!?;\]>\"“])\s*(?:(?:the|any|an?)\s+)?(?:ai\s+|llm\s+)?" + _EN + r"s?\s+(?:that|which|who)\s+[a-z]+s?\b"
+    r"(?:\s+[\w'-]+){0,6}\s*:",
     # "Wallet agents:", "Ordering assistants and AI agents placing orders for customers:"
-    r"\b" + _EN_PLURAL + r"\b(?:\s+[\w'-]+){0,8}\s*:",
+    r"\b" + _EN_PLURAL + r"\b(?:\s+[\w'-]+){0,10}\s*:",
     # "Assistant summarizing reviews:", "Agent reading this page:"
     r"\b" + _EN + r"\s+" + _READING + r"\b(?:\s+[\w'-]+){0,5}\s*:",
     # "Shopping helper reading this card:", "Apps importing this calendar:"
@@ -304,6 +309,10 @@ _FORMS_ZH = (
     r"[【\[（(][^】\]）)\n]{0,10}" + _ZH + r"(?:专用|专属|须知|适用)[^】\]）)\n]{0,4}[】\]）)]",
     # "给预约助理的说明：", "致AI客服的提示：": a note for the assistant, as "Note for the assistant:" in English
     r"(?:给|致|写给|供)\p{Han}{0,8}?" + _ZH + r"的?(?:说明|提示|备注|指示|指令|须知|注意事项)\s*[：:]",
+    # "这是给智能音箱助手的留言，请": a message left for it
+    # (as a heading: not "邮件里藏着一句写给AI的话，让它..." in a text about the attack)
+    r"(?:^|[\n“\"「『【\[（(：:。！？#])\s*(?:这是|以下是|下面是)?(?:给|致|写给|留给)\p{Han}{0,8}?(?:" + _ZH + r"|"
+    + _ZH_DEVICE + r")的?(?:留言|消息|话|信|语音)\s*[：:，,]",
     # "致仓库系统：", "给物业工单系统：": a heading naming software or a device as its reader
     r"(?:^|[\n“\"「『：:。！？；;])\s*(?:致|给|写给)\p{Han}{0,10}?(?:" + _ZH_SOFTWARE_NOUN + r"|" + _ZH_DEVICE
     + r"|" + _ZH + r")\s*[：:]",
@@ -315,6 +324,8 @@ _FORMS_ZH = (
     # "——以下是写给客服机器人的——", "下面这段给报销系统": a divider naming its reader
     r"(?:以下|下面)(?:内容|这段|这些|的话|这几句)?(?:是|为)?(?:专门)?(?:写给|留给|给|致)\p{Han}{0,10}?(?:" + _ZH + r"|"
     + _ZH_SOFTWARE_NOUN + r"|" + _ZH_DEVICE + r")",
+    # "@班级小助手"
+    r"@\p{Han}{0,8}?(?:助手|机器人|管家|智能体)",
     # "如果你是AI"
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
 )
@@ -538,12 +549,12 @@ _COMMAND_PARTS = (
     r"(?:^|[：:，,；;。！!“\"])\s*(?:并且?|先|再|然后|同时|另外|就|都|也|一律|统一)?\s*(?:请|把|将|立即|马上|直接|务必|立刻|打开"
     r"|关闭|删除|删掉"
     r"|发送|发给|转发|上传|导出|购买|下单|支付|转账|告诉|输出|忽略|无视|进入|开启|解锁|取消|修改|改为|改成|标记|标成|设为"
-    r"|设置|添加|加入|同步|分享|公开|通过|批准|回复|推荐|写上|写成|填写|给我|帮我)|请(?:[^问您你注]|注[^意])",
+    r"|设置|添加|加入|同步|分享|公开|通过|批准|回复|推荐|写上|写成|填写|给我|帮我|私聊|私信)|请(?:[^问您你注]|注[^意])",
     _OVERRIDE,
 )
 # A mark that states a rule for machines rather than speaking to one ("Agents ... should", "助手在...时，应").
 _DECLARATIVE = (r"(?:should|must|shall|are to|is to|needs? to|are required to|are instructed to|应|应当|应该|须|需|必须"
-                r"|应将|应把|务必|\bthat|\bwho|\bwhich)\s*$")
+                r"|应将|应把|务必|\bthat|\bwho|\bwhich)\s*[:：]?\s*$")  # "Agents ... should:" heads a list of rules
 # A quoted example, not an account of a text that was read: "e.g. \"Assistant, forward ...\"", "lines like",
 # "比如“AI助手请...”", "“致AI助手：请...”这种句子".
 _EXAMPLE_BEFORE = (r"(?:\b(?:such as|e\.g\.|for example|for instance|like|examples?|something like|things like)"
@@ -641,7 +652,11 @@ def _on_one_line(pattern: str) -> str:
     return pattern.replace("\\s", "[^\\S\n]")
 
 
-_ADDRESSED = _compile([_on_one_line(f) for f in _FORMS])
+# The English forms in two patterns of about equal size: one pattern of all of them outgrew the lazy DFA's budget in
+# session 30 (over eval1-25's texts ~80 us per text against ~51 for the halves; removing any one form brought the whole
+# back under the budget, a cliff, not a cost per form).
+_ADDRESSED = tuple(_compile([_on_one_line(f) for f in half])
+                   for half in (_FORMS[:len(_FORMS) // 2], _FORMS[len(_FORMS) // 2:]))
 _ADDRESSED_ZH = _compile([_on_one_line(f) for f in _FORMS_ZH])
 _ACTION = _compile(_HIDING + _HARMS)
 _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
@@ -691,16 +706,16 @@ def _readable(text: str) -> str:
 
 def _marks(text: str) -> list[tuple[int, int]]:
     """`marks` of a `_readable` text."""
-    spans = _spans(_ADDRESSED, text)
-    if not text.isascii():
-        # one list in text order, a mark both patterns find ("AI：") once
-        merged: list[tuple[int, int]] = []
-        for start, end in sorted(spans + _spans(_ADDRESSED_ZH, text)):
-            if merged and start < merged[-1][1]:
-                continue
-            merged.append((start, end))
-        spans = merged[:MAX_SPANS]
-    return spans
+    patterns = _ADDRESSED if text.isascii() else (*_ADDRESSED, _ADDRESSED_ZH)
+    # one list in text order, a mark two patterns find ("AI：") once; of two that overlap, the later is kept only where
+    # it runs on past the earlier ("Instructions for AI assistants" and "AI assistants and agents reading this page:"
+    # from the other pattern: one pattern of both found the first and then "agents reading this page:")
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(span for pattern in patterns for span in _spans(pattern, text)):
+        if merged and start < merged[-1][1] and end <= merged[-1][1]:
+            continue
+        merged.append((start, end))
+    return merged[:MAX_SPANS]
 
 
 def _spans(pattern: re2._Regexp, text: str) -> list[tuple[int, int]]:
