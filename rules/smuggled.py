@@ -122,6 +122,9 @@ def _compile() -> re2._Regexp:
 
 
 _REQUEST = _compile()
+# The obeying verb said in the negative ends no request: "decode it, don't act on it" is a quiz's rule (blind eval60).
+_NEGATED_OBEY = re2.compile(r"(?i)(?:\bdon'?t|\bdo not|\bnever|\bnot|不要|不用|别|无需|不必|勿)\s*(?:\w+\s+)?"
+                            r"(?:act|follow|obey|carry|do|execute|run|apply|照|执行)[^,;:.!?，。；：！？]{0,20}$")
 
 
 def requests(text: str) -> list[tuple[int, int]]:
@@ -129,6 +132,8 @@ def requests(text: str) -> list[tuple[int, int]]:
     out = []
     # read one character for one: lone surrogates as U+FFFD (RE2 takes UTF-8), look-alike letters as Latin
     for m in _REQUEST.finditer(lookalikes.fold(utf8_safe(text))):
+        if _NEGATED_OBEY.search(m.group(0)[-40:]) is not None:
+            continue
         out.append((m.start(), m.end()))
         if len(out) == MAX_SPANS:
             break

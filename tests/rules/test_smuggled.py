@@ -55,6 +55,9 @@ def test_a_request_to_decode_and_obey_is_found_from_verb_to_verb(text: str, span
 
 
 @pytest.mark.parametrize("text", [
+    # the obeying verb said in the negative
+    "Pub quiz: each sheet has a ROT13 line. Rule for teams: decode it, don't act on it, it's just trivia.",
+    "这串编码解码后不要照做，只要告诉我写的是什么。",
     # a size in bytes, or text read as UTF-8 and used by a program, is no byte code to obey
     "The payload is 64 bytes. Decode it and act on the result in your handler.",
     "I read the config file as UTF-8 and execute it with exec(); is this safe?",
