@@ -207,11 +207,18 @@ SHORT_GATE_RECALL = 0.98
 # against 4.31 (`python bench/semantic.py --attack-heads`). Three retrainings on more development sets (sessions 21,
 # 22, 24) have not read better on the next blind set: the look-alikes these heads flag (texts that teach, test or
 # stage an injection) are not separated by more of the same.
-TRAINED_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
-                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
-                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl", "semantic_eval28.jsonl",
-                "semantic_eval29.jsonl", "semantic_eval30.jsonl", "semantic_eval31.jsonl", "semantic_eval32.jsonl",
-                "semantic_eval33.jsonl", "semantic_eval34.jsonl")
+# Session 30: the heads train on every set read through eval57; the gate keeps the sets it was fitted on before
+# (GATE_SETS, PLAIN_SETS). The three retrainings above let the gate follow the heads onto the harder sets, and its
+# bound (it passes 95-99% of the positives) then sent a third to a half of the plain mix to the encoder. Trained so
+# (eval58 and eval59 not trained on, read as unseen; `python -m bench.eval_attacks`), injection / self-harm recall,
+# hard negatives injection / self-harm, plain: eval58 + eval59 98.8% / 96.2%, 9.2% / 1.7%, 0.5% against the session
+# 29 heads' 99.4% / 96.2%, 21.7% / 2.5%, 0.8%; blind eval60, read once with both (the reading of record is the
+# shipped heads'): 100.0% / 95.0%, 13.3% / 0.0%, 0.0% against 100.0% / 93.8%, 26.7% / 0.0%, 0.0% (12 errors against
+# 21, none new). Trained on eval17-57 gate and all, the gate sent 47.8% of eval16's mix on against 17.5% and the
+# cascade cost 19.45 ms per prompt against 4.59 (`python bench/semantic.py --attack-heads`); with the gate kept,
+# 5.13 against 5.02 ms, the gate's 17.5%. eval58-60 stay out of training: held-out sets for the next retraining.
+TRAINED_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 58))
+GATE_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 35))
 
 # Read development sets whose short plain chat the attack heads train on as plain negatives, the rest of each set
 # waiting for a retraining of its own (TRAINED_SETS' comment: three such retrainings read worse on the next blind
@@ -237,19 +244,29 @@ PLAIN_MAX_CHARS = 400
 
 
 def development_exemplars(hold_out: Collection[str] = ()) -> list[Exemplar]:
-    """TRAINED_SETS' rows as exemplars, then PLAIN_SETS' plain rows of at most PLAIN_MAX_CHARS characters, in order,
-    but the sets named in `hold_out` (file names or stems, such as `semantic_eval31`): those are left out to be read
-    as unseen. An unknown name is a ValueError."""
-    sets = (*TRAINED_SETS, *PLAIN_SETS)
+    """TRAINED_SETS' rows as exemplars, in order, but the sets named in `hold_out` (file names or stems, such as
+    `semantic_eval31`): those are left out to be read as unseen. An unknown name is a ValueError."""
+    left_out = _left_out(hold_out)
+    return list(_labelled(n for n in TRAINED_SETS if n not in left_out))
+
+
+def gate_exemplars(hold_out: Collection[str] = ()) -> list[Exemplar]:
+    """What the gate is fitted on (user_heads.train_user `gate_more`): GATE_SETS' rows, then PLAIN_SETS' plain rows of
+    at most PLAIN_MAX_CHARS characters, in order, but the sets named in `hold_out`."""
+    left_out = _left_out(hold_out)
+    return [*_labelled(n for n in GATE_SETS if n not in left_out),
+            *(e for e in _labelled(n for n in PLAIN_SETS if n not in left_out)
+              if e.topic is None and len(e.text) <= PLAIN_MAX_CHARS)]
+
+
+def _left_out(hold_out: Collection[str]) -> set[str]:
+    sets = (*TRAINED_SETS, *GATE_SETS, *PLAIN_SETS)
     known = {n: n for n in sets} | {n.removesuffix(".jsonl"): n for n in sets}
     unknown = sorted(set(hold_out) - known.keys())
     if unknown:
         raise ValueError(f"not a trained development set: {', '.join(unknown)} (models.attack_heads.TRAINED_SETS, "
-                         "PLAIN_SETS)")
-    left_out = {known[n] for n in hold_out}
-    return [*_labelled(n for n in TRAINED_SETS if n not in left_out),
-            *(e for e in _labelled(n for n in PLAIN_SETS if n not in left_out)
-              if e.topic is None and len(e.text) <= PLAIN_MAX_CHARS)]
+                         "GATE_SETS, PLAIN_SETS)")
+    return {known[n] for n in hold_out}
 
 
 def _labelled(names: Iterable[str]) -> Iterator[Exemplar]:
@@ -259,13 +276,14 @@ def _labelled(names: Iterable[str]) -> Iterator[Exemplar]:
 
 
 def development_plain() -> list[Exemplar]:
-    """The plain chat of TRAINED_SETS (rows with neither label nor topic), in order, but the texts of the topic heads'
+    """The plain chat of GATE_SETS, eval17-34 (rows with neither label nor topic; the sets the attack heads trained on
+    when the topic heads were last trained), in order, but the texts of the topic heads'
     held-out sets (two short questions of eval12 and eval13 recur): the builtin topic heads train on it beside
     benign.yaml (models/cli.py). These sets' writers wrote their plain rows blind, as people ask, and the topic heads
     trained on benign.yaml alone flagged such texts (session 26): of eval35-47's plain chat with long plain (2,800 texts
     no topic head trained on), a topic head flagged 32, and 7 once these rows were trained on as well."""
     held_out = {it.text for name in evaluate.HELD_OUT_SETS for it in evaluate.load_items(evaluate.data_path(name))}
-    return [e for e in _labelled(TRAINED_SETS) if e.topic is None and e.text not in held_out]
+    return [e for e in _labelled(GATE_SETS) if e.topic is None and e.text not in held_out]
 
 
 def categories_dir() -> Path:
@@ -321,8 +339,8 @@ def load_detector(builtin: semantic.SemanticDetector, path: Path | None = None, 
     return AttackSemanticDetector(rt, user, where, needs_context=NEEDS_CONTEXT, cues=cues)
 
 
-__all__ = ["ADDRESSED_LEVEL", "FOLD", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK",
+__all__ = ["ADDRESSED_LEVEL", "FOLD", "GATE_SETS", "HARD_NEGATIVE_SENTENCES", "LEXICAL", "MEMORY_BETA", "MEMORY_RANK",
            "NEEDS_CONTEXT", "PLAIN_MAX_CHARS", "PLAIN_SETS", "RANK", "SELF_HARM_WORDS_LEVEL", "SHORT_GATE_RECALL",
            "TARGET_FPR", "TRAINED_SETS",
            "AttackSemanticDetector", "categories_dir", "development_exemplars", "development_plain", "documents_path",
-           "hard_times_path", "heads_path", "load_detector", "plain_texts"]
+           "gate_exemplars", "hard_times_path", "heads_path", "load_detector", "plain_texts"]

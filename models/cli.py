@@ -109,6 +109,7 @@ def _train(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         try:
             more = attack_heads.development_exemplars(args.hold_out)
+            gate_more = attack_heads.gate_exemplars(args.hold_out)
         except ValueError as e:
             print(f"warden models: --hold-out: {e}", file=sys.stderr)
             return EXIT_USAGE
@@ -120,7 +121,7 @@ def _train(args: argparse.Namespace) -> int:
                            memory=(attack_heads.MEMORY_RANK, attack_heads.MEMORY_BETA),
                            plain=attack_heads.plain_texts(), fold=attack_heads.FOLD, lexical=attack_heads.LEXICAL,
                            hard_negative_sentences=attack_heads.HARD_NEGATIVE_SENTENCES, more=more,
-                           short_gate_recall=attack_heads.SHORT_GATE_RECALL)
+                           gate_more=gate_more, short_gate_recall=attack_heads.SHORT_GATE_RECALL)
     if args.hold_out:
         print("warden models: --hold-out is for --attack (your own categories train on your files alone)",
               file=sys.stderr)
@@ -164,7 +165,8 @@ def _topic_benign(cats: Sequence[Category]) -> dict[str, tuple[str, ...]]:
 def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank: int | None = None,
                 memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
                 fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False,
-                more: Sequence[Exemplar] = (), short_gate_recall: float | None = None) -> int:
+                more: Sequence[Exemplar] = (), gate_more: Sequence[Exemplar] | None = None,
+                short_gate_recall: float | None = None) -> int:
     import time
 
     from models import build, runtime, user_heads
@@ -185,7 +187,7 @@ def _train_user(args: argparse.Namespace, reserved: set[str] | None = None, rank
         rank=user_heads.RANK if rank is None else rank, cache_dir=user_heads.feature_cache_dir(),
         memory_rank=None if memory is None else memory[0], memory_beta=0.0 if memory is None else memory[1],
         plain=plain, fold=fold, lexical=lexical, hard_negative_sentences=hard_negative_sentences, more=more,
-        short_gate_recall=short_gate_recall, progress=user_heads.stderr_progress)
+        gate_more=gate_more, short_gate_recall=short_gate_recall, progress=user_heads.stderr_progress)
     args.out.write_text(user.to_json(), "utf-8")
     h = user.heads
     print(f"warden models: categories {', '.join(h.categories)} (levels {h.levels}); {rep.exemplars} exemplars "

@@ -198,6 +198,7 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
                reserved: set[str] | None = None, cache_dir: Path | None = None,
                plain: Mapping[str, Sequence[str]] | None = None, fold: bool = False, lexical: bool = False,
                hard_negative_sentences: bool = False, more: Sequence[Exemplar] = (),
+               gate_more: Sequence[Exemplar] | None = None,
                progress: Progress | None = None) -> tuple[UserHeads, TrainReport]:
     """Heads for the categories in `directory` (CategoryFileError on a bad file; UserHeadsError on a name in
     `reserved`, by default the builtin categories). `memory_rank`, `memory_beta`: a nearest-exemplar memory
@@ -207,7 +208,10 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     per-category gram tables (models/lexical.py; the attack heads do). `hard_negative_sentences`: each hard negative's
     lone sentences as rows of its exemplar too (semantic.training_rows; the attack heads do). `more`: labelled texts
     trained on beside the files' (categories.with_exemplars; the attack heads' read development sets).
-    `short_gate_recall`: the gate's bound for short texts judged whole (fit_gate; the attack heads have one)."""
+    `short_gate_recall`: the gate's bound for short texts judged whole (fit_gate; the attack heads have one).
+    `gate_more`: labelled texts the gate is fitted on instead of `more` (the heads still train on `more`): what the
+    gate passes on is what the encoder costs, so the attack gate keeps the sets it was fitted on while the heads learn
+    from every read set (models/attack_heads.py GATE_SETS). None: the gate fits the heads' rows."""
     cats = load_categories(directory)
     reserved = builtin_names() if reserved is None else reserved
     for c in cats:
@@ -215,7 +219,8 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
             raise UserHeadsError(c.source, f"category {c.name!r} is a builtin category: user categories add to "
                                  "the builtin ones and may not replace them; pick another name (a builtin "
                                  "category's action is set in rule files)")
-    cats, benign = with_exemplars(cats, load_benign() if plain is None else plain, more)
+    own_cats, own_benign = cats, load_benign() if plain is None else plain
+    cats, benign = with_exemplars(own_cats, own_benign, more)
     examples = exemplars(cats, benign)
     rows, groups, ids = semantic.training_rows(rt.tokenizer, examples, fold=fold,
                                                hard_negative_sentences=hard_negative_sentences)
@@ -234,6 +239,14 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
                         early_raw=encoder[:, runtime.EARLY_COLUMNS], build_key=rt.built.directory.name,
                         groups=groups, target_fpr=target_fpr, rank=rank, memory_rank=memory_rank,
                         memory_beta=memory_beta, lexical=lexical, extra_negatives=extra_ids, extra_folds=extra_folds)
+    if gate_more is not None:
+        # the gate's own rows, built as a training on `gate_more` would build them (its folds too)
+        gate_cats, gate_benign = with_exemplars(own_cats, own_benign, gate_more)
+        gate_examples = exemplars(gate_cats, gate_benign)
+        rows, groups, ids = semantic.training_rows(rt.tokenizer, gate_examples, fold=fold,
+                                                   hard_negative_sentences=hard_negative_sentences)
+        folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
+        extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, gate_examples, groups, folds, fold=fold)
     positive = [e.label is not None for e in rows]
     langs = [e.lang for e in rows]
     user_gate, cv_gate = fit_gate(ids + extra_ids, positive + [False] * len(extra_ids), langs + extra_langs,
@@ -242,8 +255,9 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     heads = dataclasses.replace(heads, gate=user_gate)
     t2 = time.perf_counter()
     first = heads.gate
+    # what the gate passes on, over the rows it was fitted on
     pos = [i for i, e in enumerate(rows) if e.label is not None]
-    ben = np.flatnonzero(is_benign)
+    ben = [i for i, e in enumerate(rows) if e.topic is None]
     rows_of = Counter(groups)
     whole = [rows_of[g] == 1 for g in groups]  # an exemplar judged as one window (every positive is)
     report = TrainReport(

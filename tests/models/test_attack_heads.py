@@ -196,10 +196,11 @@ def _trained_with(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> dict[str,
     def fake(args: object, reserved: set[str] | None = None, rank: int | None = None,
              memory: tuple[int, float] | None = None, plain: Mapping[str, Sequence[str]] | None = None,
              fold: bool = False, lexical: bool = False, hard_negative_sentences: bool = False,
-             more: Sequence[categories.Exemplar] = (), short_gate_recall: float | None = None) -> int:
+             more: Sequence[categories.Exemplar] = (), gate_more: Sequence[categories.Exemplar] | None = None,
+             short_gate_recall: float | None = None) -> int:
         seen.update(vars(args), rank=rank, memory=memory, plain=plain, fold=fold, lexical=lexical,
                     hard_negative_sentences=hard_negative_sentences, more=list(more),
-                    short_gate_recall=short_gate_recall)
+                    gate_more=None if gate_more is None else list(gate_more), short_gate_recall=short_gate_recall)
         return cli.EXIT_OK
 
     monkeypatch.setattr(cli, "_train_user", fake)
@@ -216,6 +217,7 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
     assert seen["lexical"] is attack_heads.LEXICAL is True
     assert seen["hard_negative_sentences"] is attack_heads.HARD_NEGATIVE_SENTENCES is True
     assert seen["more"] == attack_heads.development_exemplars()  # every read development set
+    assert seen["gate_more"] == attack_heads.gate_exemplars()  # the gate keeps its own sets
     assert seen["short_gate_recall"] == attack_heads.SHORT_GATE_RECALL
     assert _trained_with(monkeypatch, ["train", "--attack", "--target-fpr", "0.01"])["target_fpr"] == 0.01
     # your own categories keep theirs (None: _train_user reads user_heads.TARGET_FPR)
@@ -223,6 +225,7 @@ def test_train_attack_has_its_own_false_positive_target(monkeypatch: pytest.Monk
     assert own["target_fpr"] is None and own["memory"] is None and own["plain"] is None  # benign.yaml alone
     assert own["fold"] is False and own["lexical"] is False and own["hard_negative_sentences"] is False
     assert own["more"] == [] and own["short_gate_recall"] is None  # your own categories train on your files alone
+    assert own["gate_more"] is None  # and their gate on the same rows as their heads
     with_memory = _trained_with(monkeypatch, ["train", "--categories", str(tmp_path), "--out", str(tmp_path / "h.json"),
                                               "--memory"])
     assert with_memory["memory"] == (memory.RANK, memory.BETA)
@@ -238,6 +241,7 @@ def test_hold_out_leaves_development_sets_out_of_an_attack_training(monkeypatch:
     held = _trained_with(monkeypatch, ["train", "--attack", "--out", out, "--hold-out", "semantic_eval31",
                                        "--hold-out", "semantic_eval32.jsonl"])
     assert held["more"] == attack_heads.development_exemplars(["semantic_eval31", "semantic_eval32"])
+    assert held["gate_more"] == attack_heads.gate_exemplars(["semantic_eval31", "semantic_eval32"])
     left_out = {it.text for name in ("semantic_eval31.jsonl", "semantic_eval32.jsonl")
                 for it in evaluate.load_items(evaluate.data_path(name))}
     kept = {e.text for e in held["more"]}
@@ -259,11 +263,7 @@ def test_hold_out_misused_is_a_usage_error(argv: list[str], capsys: pytest.Captu
 def test_development_exemplars_are_the_read_sets_as_labelled() -> None:
     more = attack_heads.development_exemplars()
     rows = [it for name in attack_heads.TRAINED_SETS for it in evaluate.load_items(evaluate.data_path(name))]
-    short_plain = [it for name in attack_heads.PLAIN_SETS for it in evaluate.load_items(evaluate.data_path(name))
-                   if it.label is None and it.type == "benign" and len(it.text) <= attack_heads.PLAIN_MAX_CHARS]
-    assert [e.text for e in more] == [it.text for it in rows + short_plain]
-    assert len(short_plain) > 2000  # most of eval35-49's plain chat is short
-    rows += short_plain
+    assert [e.text for e in more] == [it.text for it in rows]
     for e, it in zip(more, rows, strict=True):
         assert (e.lang, e.label) == (it.lang, it.label)
         # a positive under its category, a hard negative under its topic, a plain row with the plain texts
@@ -271,6 +271,18 @@ def test_development_exemplars_are_the_read_sets_as_labelled() -> None:
     assert {e.label for e in more} == {None, "prompt_injection", "self_harm"}
     with pytest.raises(ValueError, match="semantic_eval99"):
         attack_heads.development_exemplars(["semantic_eval99"])
+
+
+def test_the_gate_keeps_its_sets_and_the_short_plain_chat_of_later_ones() -> None:
+    gate = attack_heads.gate_exemplars()
+    rows = [it for name in attack_heads.GATE_SETS for it in evaluate.load_items(evaluate.data_path(name))]
+    short_plain = [it for name in attack_heads.PLAIN_SETS for it in evaluate.load_items(evaluate.data_path(name))
+                   if it.label is None and it.type == "benign" and len(it.text) <= attack_heads.PLAIN_MAX_CHARS]
+    assert [e.text for e in gate] == [it.text for it in rows + short_plain]
+    assert len(short_plain) > 2000  # most of eval35-49's plain chat is short
+    # the heads learn from every set the gate was fitted on, and more
+    assert set(attack_heads.GATE_SETS) < set(attack_heads.TRAINED_SETS)
+    assert {e.text for e in attack_heads.development_plain()} <= {e.text for e in gate}
 
 
 def test_a_plain_set_held_out_leaves_its_plain_rows_out() -> None:

@@ -42,6 +42,19 @@ def test_training_is_deterministic(rt: runtime.Runtime, trained: tuple[Path, use
     assert again.to_json() == trained[0].read_text("utf-8")
 
 
+def test_a_gate_fitted_on_its_own_rows_is_the_gate_of_a_training_on_them(
+        rt: runtime.Runtime, trained: tuple[Path, user_heads.TrainReport]) -> None:
+    # the attack heads learn from every read set while their gate keeps its own (models/attack_heads.py GATE_SETS)
+    more = [Exemplar("最近买哪只股票下个月能翻倍，我想把存款都投进去", "zh", "investment_advice", "investment_advice"),
+            Exemplar("which crypto coin will 10x this year, I want to put my savings in", "en", "investment_advice",
+                     "investment_advice")]
+    heads_more, _ = user_heads.train_user(CATEGORIES, rt, cache_dir=user_heads.feature_cache_dir(), more=more,
+                                          gate_more=[])
+    shipped, learned = json.loads(trained[0].read_text("utf-8")), json.loads(heads_more.to_json())
+    assert learned["gate"] == shipped["gate"]
+    assert learned["encoder"] != shipped["encoder"]
+
+
 def test_the_user_gate_passes_the_positives_and_clears_most_benign_texts(
         trained: tuple[Path, user_heads.TrainReport]) -> None:
     report = trained[1]
