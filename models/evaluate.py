@@ -134,8 +134,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # its first reading) and read once right after (its .md has the reading): a development set since.
 # eval59 (bb2ddc5) was written blind in session 30 the same way (its writer read only eval58.md before its first
 # reading) and read once right after (its .md has the reading): a development set since.
-# eval60 (semantic_eval60) was written blind in session 30 the same way (its writer read only eval59.md before its
-# first reading); unread.
+# eval60 (1f42e24) was written blind in session 30 the same way (its writer read only eval59.md before its first
+# reading) and read once right after (its .md has the reading): a development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
