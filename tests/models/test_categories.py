@@ -68,14 +68,16 @@ def test_unread_attack_sets_share_no_text_with_any_training_text() -> None:
     whose short plain chat alone is trained on (attack_heads.PLAIN_SETS), no positive or hard negative is."""
     files = {e.text for e in categories.exemplars(categories.load_categories(attack_heads.categories_dir()),
                                                   attack_heads.plain_texts())} | _training_texts()
-    trained = files | {e.text for e in attack_heads.development_exemplars()}
+    trained = files | {e.text for e in (*attack_heads.development_exemplars(), *attack_heads.gate_exemplars())}
     for name in evaluate.ATTACK_SETS:
         items = evaluate.load_items(evaluate.data_path(name))
         assert {it.label for it in items} <= {None, "prompt_injection", "self_harm"}
         assert not {it.text for it in items} & files, name
-        if name in attack_heads.PLAIN_SETS:
+        if name in attack_heads.TRAINED_SETS:
+            continue
+        if name in attack_heads.PLAIN_SETS:  # the gate's short plain chat
             assert not {it.text for it in items if it.type != "benign"} & trained, name
-        elif name not in attack_heads.TRAINED_SETS:
+        else:
             assert not {it.text for it in items} & trained, name
 
 
@@ -83,7 +85,8 @@ def test_attack_sets_are_trained_on_only_after_their_first_reading() -> None:
     """A blind set joins evaluate.ATTACK_SETS when written and may join attack_heads.TRAINED_SETS once read: its .md
     records the reading ("## First reading"). A set read but not yet trained on waits for the next retraining."""
     assert set(attack_heads.TRAINED_SETS) <= set(evaluate.ATTACK_SETS)
-    assert set(attack_heads.PLAIN_SETS) <= set(evaluate.ATTACK_SETS) - set(attack_heads.TRAINED_SETS)
+    assert set(attack_heads.GATE_SETS) <= set(attack_heads.TRAINED_SETS)
+    assert set(attack_heads.PLAIN_SETS) <= set(evaluate.ATTACK_SETS)
     for name in (*attack_heads.TRAINED_SETS, *attack_heads.PLAIN_SETS):
         if name == "semantic_eval17.jsonl":  # the first (session 10), read before sets came with a description
             continue
