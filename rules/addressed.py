@@ -577,7 +577,7 @@ _ATTACK_TALK = r"prompt[- ]injection|injection attacks?|提示词注入|提示�
 # texts the gate changes no verdict.
 _MACHINE_WORD = r"(?:bot|assistant|agent|model|helper|chatbot|gpt|ai|copilot)s?"
 _INSTRUCTION_WORD = r"(?:system prompt|prompt|instructions|persona|config|configuration)"
-_WROTE = r"(?:wrote|drafted|have written|'ve written)"
+_WROTE = r"wrote|drafted|have written|'ve written"
 _AUTHORED = "|".join((
     # "my prompt", "our bot's greeting instructions", "our support bot's config" (not "my Home Assistant config": a
     # file, not the bot's instructions)
@@ -587,11 +587,11 @@ _AUTHORED = "|".join((
     r"(?:config|configuration|setup|set-up|rules)\b",
     # "the system prompt for our bakery's bot", "instructions I wrote"
     r"\b" + _INSTRUCTION_WORD + r"\s+for\s+(?:my|our)\b",
-    r"\b" + _INSTRUCTION_WORD + r"\s+(?:i|we)\s+(?:" + _WROTE[3:-1] + r"|gave|use)\b",
+    r"\b" + _INSTRUCTION_WORD + r"\s+(?:i|we)\s+(?:" + _WROTE + r"|gave|use)\b",
     # "I wrote this for our garden bot", "For our school's homework helper I wrote"
-    r"\b(?:i|we)\s+(?:" + _WROTE[3:-1] + r"|am writing|'m writing)\s+(?:this|these|the following|it|them|some|an?)?"
+    r"\b(?:i|we)\s+(?:" + _WROTE + r"|am writing|'m writing)\s+(?:this|these|the following|it|them|some|an?)?"
     r"\s*(?:[\w'-]+\s+){0,2}?for\s+(?:my|our|the)\s+(?:[\w'-]+\s+){0,3}?" + _MACHINE_WORD + r"\b",
-    r"\b(?:for|to)\s+(?:my|our)\s+(?:[\w'-]+\s+){0,4}?" + _MACHINE_WORD + r",?\s+(?:i|we)\s+" + _WROTE + r"\b",
+    r"\b(?:for|to)\s+(?:my|our)\s+(?:[\w'-]+\s+){0,4}?" + _MACHINE_WORD + r",?\s+(?:i|we)\s+(?:" + _WROTE + r")\b",
     r"帮我(?:改|润色|优化|检查|看看|审|修改|完善)[^。！？\n]{0,20}(?:设定|提示词|系统提示|人设)",
     r"(?:我|我们)(?:给|为)[^。！？\n]{0,15}(?:机器人|助手|智能体|AI|客服)写了",
     r"(?:机器人|助手|智能体|AI|客服)的(?:设定|提示词|人设)",
