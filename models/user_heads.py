@@ -222,8 +222,8 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     own_cats, own_benign = cats, load_benign() if plain is None else plain
     cats, benign = with_exemplars(own_cats, own_benign, more)
     examples = exemplars(cats, benign)
-    rows, groups, ids = semantic.training_rows(rt.tokenizer, examples, fold=fold,
-                                               hard_negative_sentences=hard_negative_sentences)
+    trained = _TrainingRows.of(rt.tokenizer, examples, fold=fold, hard_negative_sentences=hard_negative_sentences)
+    rows, ids = trained.rows, trained.ids
     is_benign = np.array([e.topic is None for e in rows])
     n_user = int((~is_benign).sum())  # exemplars() puts the benign texts last
     if progress:
@@ -233,44 +233,63 @@ def train_user(directory: Path, rt: Runtime, *, target_fpr: float = TARGET_FPR, 
     benign_x, cached = encode_cached(rt, ids[n_user:], cache_dir=cache_dir)
     encoder = np.vstack([user_x, benign_x]).astype(np.float64)
     t1 = time.perf_counter()
-    folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
-    extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, examples, groups, folds, fold=fold)
     heads = train.train(cats, rows, ids, encoder, vocab_size=rt.tokenizer.vocab_size,
                         early_raw=encoder[:, runtime.EARLY_COLUMNS], build_key=rt.built.directory.name,
-                        groups=groups, target_fpr=target_fpr, rank=rank, memory_rank=memory_rank,
-                        memory_beta=memory_beta, lexical=lexical, extra_negatives=extra_ids, extra_folds=extra_folds)
-    if gate_more is not None:
-        # the gate's own rows, built as a training on `gate_more` would build them (its folds too)
-        gate_cats, gate_benign = with_exemplars(own_cats, own_benign, gate_more)
-        gate_examples = exemplars(gate_cats, gate_benign)
-        rows, groups, ids = semantic.training_rows(rt.tokenizer, gate_examples, fold=fold,
-                                                   hard_negative_sentences=hard_negative_sentences)
-        folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
-        extra_ids, extra_langs, extra_folds = sentence_rows(rt.tokenizer, gate_examples, groups, folds, fold=fold)
-    positive = [e.label is not None for e in rows]
-    langs = [e.lang for e in rows]
-    user_gate, cv_gate = fit_gate(ids + extra_ids, positive + [False] * len(extra_ids), langs + extra_langs,
-                                  folds + extra_folds, rt.tokenizer.vocab_size, recall=gate_recall,
-                                  short_recall=short_gate_recall)
+                        groups=trained.groups, target_fpr=target_fpr, rank=rank, memory_rank=memory_rank,
+                        memory_beta=memory_beta, lexical=lexical, extra_negatives=trained.extra_ids,
+                        extra_folds=trained.extra_folds)
+    # the gate's own rows, built as a training on `gate_more` would build them (its folds too)
+    gated = trained if gate_more is None else _TrainingRows.of(
+        rt.tokenizer, exemplars(*with_exemplars(own_cats, own_benign, gate_more)), fold=fold,
+        hard_negative_sentences=hard_negative_sentences)
+    user_gate, cv_gate = fit_gate(gated.ids + gated.extra_ids,
+                                  [e.label is not None for e in gated.rows] + [False] * len(gated.extra_ids),
+                                  [e.lang for e in gated.rows] + gated.extra_langs, gated.folds + gated.extra_folds,
+                                  rt.tokenizer.vocab_size, recall=gate_recall, short_recall=short_gate_recall)
     heads = dataclasses.replace(heads, gate=user_gate)
     t2 = time.perf_counter()
     first = heads.gate
     # what the gate passes on, over the rows it was fitted on
-    pos = [i for i, e in enumerate(rows) if e.label is not None]
-    ben = [i for i, e in enumerate(rows) if e.topic is None]
-    rows_of = Counter(groups)
-    whole = [rows_of[g] == 1 for g in groups]  # an exemplar judged as one window (every positive is)
+    pos = [i for i, e in enumerate(gated.rows) if e.label is not None]
+    ben = [i for i, e in enumerate(gated.rows) if e.topic is None]
+    rows_of = Counter(gated.groups)
+    whole = [rows_of[g] == 1 for g in gated.groups]  # an exemplar judged as one window (every positive is)
     report = TrainReport(
         categories=heads.categories, exemplars=sum(1 for e in examples if e.topic is not None),
         benign=sum(1 for e in examples if e.topic is None), benign_cached=cached,
         seconds_encode=t1 - t0, seconds_fit=t2 - t1,
-        positives_to_encoder=_share([_passes(first, ids[i], rows[i].lang, cv_gate[i], whole[i]) for i in pos]),
-        benign_to_encoder=_share([_passes(first, ids[i], rows[i].lang, cv_gate[i], whole[i]) for i in ben]),
+        positives_to_encoder=_share([_passes(first, gated.ids[i], gated.rows[i].lang, cv_gate[i], whole[i])
+                                     for i in pos]),
+        benign_to_encoder=_share([_passes(first, gated.ids[i], gated.rows[i].lang, cv_gate[i], whole[i])
+                                  for i in ben]),
     )
     user = UserHeads(heads, {c.name: c.lexical_categories for c in cats},
                      {c.name: Path(c.source).name for c in cats}, frozenset(text_digest(e.text) for e in examples),
                      fold=fold)
     return user, report
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _TrainingRows:
+    """The rows of one training: whole texts and packed windows (semantic.training_rows) with their exemplar groups
+    and folds, and the gate-only sentence rows (`sentence_rows`)."""
+
+    rows: list[Exemplar]
+    groups: list[int]
+    ids: list[list[int]]
+    folds: list[int]
+    extra_ids: list[list[int]]
+    extra_langs: list[str]
+    extra_folds: list[int]
+
+    @classmethod
+    def of(cls, tok: Tokenizer, examples: Sequence[Exemplar], *, fold: bool,
+           hard_negative_sentences: bool) -> _TrainingRows:
+        rows, groups, ids = semantic.training_rows(tok, examples, fold=fold,
+                                                   hard_negative_sentences=hard_negative_sentences)
+        folds = list(train.folds_of(len(rows), np.asarray(groups, dtype=np.int64)))
+        extra_ids, extra_langs, extra_folds = sentence_rows(tok, examples, groups, folds, fold=fold)
+        return cls(list(rows), list(groups), list(ids), folds, extra_ids, extra_langs, extra_folds)
 
 
 def sentence_rows(tok: Tokenizer, examples: Sequence[Exemplar], groups: Sequence[int], folds: Sequence[int], *,
