@@ -216,8 +216,14 @@ SHORT_GATE_RECALL = 0.98
 # shipped heads'): 100.0% / 95.0%, 13.3% / 0.0%, 0.0% against 100.0% / 93.8%, 26.7% / 0.0%, 0.0% (12 errors against
 # 21, none new). Trained on eval17-57 gate and all, the gate sent 47.8% of eval16's mix on against 17.5% and the
 # cascade cost 19.45 ms per prompt against 4.59 (`python bench/semantic.py --attack-heads`); with the gate kept,
-# 5.13 against 5.02 ms, the gate's 17.5%. eval58-60 stay out of training: held-out sets for the next retraining.
-TRAINED_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 58))
+# 5.13 against 5.02 ms, the gate's 17.5%.
+# Session 31: eval58-60 added, the gate kept (equal to session 30's). Blind eval61, read once with both under a rule
+# written down first (fewer errors, unseen plain no worse than +2, cost within 15%): 96.2% / 97.5%, 10.0% / 0.0%,
+# 0.0% against session 30's 95.0% / 95.0%, 13.3% / 0.0%, 0.0% (11 errors against 16: six fixed, one new, a
+# percent-encoded URL); unseen plain texts (long plain, decode_eval's 1,056 ordinary prompts, every tenth pii_corpus
+# text: 1,869) the same 9 (0.5%); `python bench/semantic.py --attack-heads` 3.25-3.40 against 3.42-5.14 ms (a
+# noisy host, back to back), the gate's 17.5% either way.
+TRAINED_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 61))
 GATE_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 35))
 
 # Read development sets whose short plain chat the attack heads train on as plain negatives, the rest of each set

@@ -99,7 +99,8 @@ def test_an_attack_without_keywords_is_found(attack: attack_heads.AttackSemantic
 # texts 0.5% -> 0.3% of 1,456, injection look-alikes on blind eval60 26.7% -> 13.3%; README, "The gate keeps its
 # sets"). Strict: the mark comes off when a retraining passes it again.
 _LANDLORD = BENIGN[5]
-_KNOWN_REGRESSION = pytest.mark.xfail(strict=True, reason="session 30's heads flag the landlord e-mail's packed window")
+_KNOWN_REGRESSION = pytest.mark.xfail(strict=True,
+                                      reason="the heads since session 30 flag the landlord e-mail's packed window")
 
 
 @pytest.mark.parametrize("text", [pytest.param(t, marks=_KNOWN_REGRESSION) if t == _LANDLORD else t for t in BENIGN])
@@ -113,7 +114,7 @@ def test_an_ordinary_request_addressed_to_an_assistant_passes(attack: attack_hea
     assert attack.detect(MINUTES) == []
 
 
-@pytest.mark.xfail(strict=True, reason="session 30's heads score the invoice's window 0.28 near the mark, under the "
+@pytest.mark.xfail(strict=True, reason="the heads since session 30 score the invoice's window near the mark under the "
                                        "cue's 0.3; the addressed detector finds it (next test)")
 def test_an_instruction_addressed_to_a_bot_in_a_pasted_invoice_is_found(
         attack: attack_heads.AttackSemanticDetector) -> None:
@@ -153,15 +154,15 @@ def test_a_window_naming_self_harm_is_judged_at_full_depth(detector: semantic.Se
         assert near and all((r.second is None or r.exited) == shallow for r in near)
 
 
-def test_a_sentence_the_gate_cleared_fires_when_full_depth_finds_it(detector: semantic.SemanticDetector) -> None:
-    # the gate sends the whole text on but clears the sentence judged alone; the stock word brings it to full depth,
-    # where it scores over 0.5 (0.64) and fires at the usual level
-    text = "My shop went under last month. I have chosen suicide after the final payroll, and the letters are written."
-    sentence = text.index(" I have chosen")
+def test_a_text_the_gate_cleared_fires_when_full_depth_finds_it(detector: semantic.SemanticDetector) -> None:
+    # the gate clears every window of this text (nothing fires without the cue); the stock word brings them to full
+    # depth, where the packed window scores over 0.5 (0.99 with session 30's and session 31's heads) and fires at the
+    # usual level
+    text = "My shop went under last month. I have decided on suicide once the final payroll clears."
     attack, without = attack_heads.load_detector(detector), attack_heads.load_detector(detector,
                                                                                       self_harm_words_level=None)
-    assert [(f.start, f.category) for f in without.detect(text)] == [(0, "self_harm")]
-    assert [(f.start, f.category) for f in attack.detect(text)] == [(0, "self_harm"), (sentence, "self_harm")]
+    assert without.detect(text) == []
+    assert [(f.start, f.category) for f in attack.detect(text)] == [(0, "self_harm")]
 
 
 def test_a_window_both_head_sets_judge_runs_the_encoder_once(
