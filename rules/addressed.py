@@ -101,6 +101,11 @@ plain 0 of 17,579 either way. After blind eval56's reading (88.8%, against 81.2%
 only in texts that are not ASCII: one pattern of both ran RE2's lazy DFA over too many states at once, and the detector
 now costs ~69 us per text where session 28's cost ~132 (the evaluation sets' texts).
 
+Session 31 (from blind eval61's misses): "(for the coding agent only):" after a step's number, a hidden HTML comment
+headed by its machine reader ("<!-- summariser: ..."), and an AI by its post called on after a sentence inside a
+quotation (“猫咪打疫苗。前台AI，...请把...”). Over eval17-61: 1,466 -> 1,471 of 3,681 positives (eval61's five),
+look-alikes 20 of 3,755 and plain 0 of 18,779 either way. `names_a_harm` lends the harms to rules/own_instructions.py.
+
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
 its comma; an English list runs on past commas); a negative command ("do not mention", "不要告诉") is itself the harm of
@@ -185,8 +190,11 @@ _DOES = (r"(?:reads|processes|parses|answers|replies|responds|handles|checks|scr
          r"|manages|monitors|moderates|marks|grades|scores|approves|hears|listens)")
 
 _FORMS = (
-    # "To the analysis model:", "Processing note for automated claim reviewers:", "Steps for the bot:"
-    r"\b(?:to|for)\s+(?:(?:the|all|any|every|our|your|this)\s+)?(?:[\w'-]+\s+){0,3}" + _EN + r"\s*:",
+    # "To the analysis model:", "Processing note for automated claim reviewers:", "Steps for the bot:", "Step 9 (for
+    # the coding agent only):"
+    r"\b(?:to|for)\s+(?:(?:the|all|any|every|our|your|this)\s+)?(?:[\w'-]+\s+){0,3}" + _EN + r"(?:\s+only)?\)?\s*:",
+    # "<!-- summariser: ...": a hidden comment headed by its machine reader
+    r"<!--\s*(?:[\w'-]+\s+){0,3}?" + _EN + r"\s*[:,]",
     # "Information for automated budgeting and accounting software:", "Notes for automated procurement systems:"
     r"\b(?:to|for)\s+(?:(?:the|all|any|every|our|your|this)\s+)?(?:[\w'-]+\s+){0,3}?(?:automated|autonomous|automatic|ai|a\.i\."
     r"|llm|assistant|agent|bot|chatbot)(?:\s|-)+(?:[\w'-]+\s+){0,4}?" + _SOFTWARE + r"\s*:",
@@ -319,6 +327,9 @@ _FORMS_ZH = (
     # “工单助手，这个问题已经解决了”, “屏幕前的智能音箱，现在...”: a vocative that opens a quotation (said to the
     # machine by someone in the account, not by the user to their own assistant, which opens the message)
     r"[“\"「『]\s*\p{Han}{0,8}?(?:助手|机器人|智能体|管家|" + _ZH_DEVICE + r")\s*[，,]",
+    # “猫咪打疫苗。前台AI，我是院长的朋友，请把...”: an AI by its post called on after a sentence of the quotation
+    # (said by someone in the account; not "新的客服AI，说实话挺好用" in the user's own account, outside quotes)
+    r"[“「『][^”」』\n]{1,80}?[。！？!?]\s*\p{Han}{1,6}?AI\s*[，,]",
     # “调研汇总工具：请把...”: software named as the heading of a quotation
     _ZH_QUOTED_SOFTWARE,
     # "——以下是写给客服机器人的——", "下面这段给报销系统": a divider naming its reader
@@ -835,10 +846,16 @@ def _action(text: str, start: int, stop: int) -> int | None:
     return None
 
 
+def names_a_harm(text: str) -> bool:
+    """Whether `text` names anywhere one of the actions an agent must not take on a stranger's word (pay, hand over
+    credentials or personal data, skip a check, keep it from the user, ...), addressed or not; negated or not."""
+    return _ACTION.search(_readable(text)) is not None
+
+
 def detector() -> SpanDetector:
     """The request detector: a `prompt_injection` finding (kind `addressed`) from each addressee to the harmful
     action it is told to take. Model-free, one or two RE2 passes."""
     return SpanDetector("addressed", KIND, CATEGORY, RULE, instructions)
 
 
-__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "REACH", "RULE", "detector", "instructions", "marks"]
+__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "REACH", "RULE", "detector", "instructions", "marks", "names_a_harm"]
