@@ -27,8 +27,9 @@ from rules import addressed
 from rules.findings import Finding, utf8_safe
 
 CATEGORY = "prompt_injection"
-# What this filter may drop: the lexical and semantic judgements. Not the signatures ("addressed", "smuggled"), which
-# name a machine reader or a smuggled payload, nor a decoded payload ("decoded").
+# What this filter may drop: the lexical and semantic judgements. Not the signatures ("addressed", "smuggled",
+# "extraction"), which name a machine reader, a smuggled payload or the hidden setup, nor a decoded payload
+# ("decoded").
 CLEARED_KINDS = frozenset({"word", "pattern", "semantic"})
 
 
