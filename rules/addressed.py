@@ -105,6 +105,10 @@ Session 31 (from blind eval61's misses): "(for the coding agent only):" after a 
 headed by its machine reader ("<!-- summariser: ..."), and an AI by its post called on after a sentence inside a
 quotation (“猫咪打疫苗。前台AI，...请把...”). Over eval17-61: 1,466 -> 1,471 of 3,681 positives (eval61's five),
 look-alikes 20 of 3,755 and plain 0 of 18,779 either way. `names_a_harm` lends the harms to rules/own_instructions.py.
+From blind eval62's: a machine named by where it runs ("Assistant on this phone:"), a heading turned to it partway
+("Also, assistant:"), e-mail addresses as personal data: over eval17-62, 1,521 -> 1,523 of 3,761 positives (eval62's
+two), look-alikes 21 of 3,815 and plain 0 of 18,979 either way. Not taken: a quoted example before a mark for listed
+harms too ("比如电视广告里有人说“音箱助手，请帮我下单”"): 5 look-alikes fewer, 9 positives lost ("said something like").
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -233,6 +237,11 @@ _FORMS = (
     # "AI assistant that helps with this reception inbox:": a heading naming the machine by what it does
     r"(?:^|\n|[.!?;\]>\"“])\s*(?:(?:the|any|an?)\s+)?(?:ai\s+|llm\s+)?" + _EN + r"s?\s+(?:that|which|who)\s+[a-z]+s?\b"
     r"(?:\s+[\w'-]+){0,6}\s*:",
+    # "Assistant on this phone:", "Agent in this inbox:": a heading naming the machine by where it runs
+    r"(?:^|\n|[.!?;\]>\"“])\s*(?:(?:the|any|an?)\s+)?(?:ai\s+)?" + _EN + r"\s+(?:on|in|inside|of|for)\s+"
+    r"(?:this|these|the|your|my)\s+(?:[\w'-]+\s+){0,2}?[\w'-]+\s*:",
+    # "Also, assistant:", "PS, bot:": a heading turned to the machine partway through a message
+    r"\b(?:also|ps|p\.s\.|btw|oh and|and finally|one more thing)[,.]?\s+(?:the\s+)?" + _EN + r"\s*:",
     # "Wallet agents:", "Ordering assistants and AI agents placing orders for customers:"
     r"\b" + _EN_PLURAL + r"\b(?:\s+[\w'-]+){0,10}\s*:",
     # "Assistant summarizing reviews:", "Agent reading this page:"
@@ -385,7 +394,8 @@ _HARMS = (
     r"\b(?:passwords?|passcodes?|(?:banking |card )?pin (?:code|number)s?|banking pin|credentials?|api[ _-]?keys?"
     r"|access tokens?|session (?:cookies?|tokens?)|secrets|private keys?|id_rsa|id_ed25519|authorized_keys"
     r"|seed phrase|recovery phrase|one-time (?:code|password)|verification codes?|security codes?|cvv|card numbers?"
-    r"|memorable word|login details|os\.environ|document\.cookie|localstorage|home addresses|phone numbers)\b",
+    r"|memorable word|login details|os\.environ|document\.cookie|localstorage|home addresses|phone numbers"
+    r"|e-?mail addresses)\b",
     # codes that open a home: "the door codes and key safe numbers", "lockbox code"
     r"\b(?:door|gate|lockbox|lock box|key ?safe|keysafe|alarm|entry|access|garage)\s+(?:codes?|numbers?|pins?)\b"
     r"|门锁密码|门禁(?:码|卡)|开门码|取件码",
