@@ -109,6 +109,12 @@ From blind eval62's: a machine named by where it runs ("Assistant on this phone:
 ("Also, assistant:"), e-mail addresses as personal data: over eval17-62, 1,521 -> 1,523 of 3,761 positives (eval62's
 two), look-alikes 21 of 3,815 and plain 0 of 18,979 either way. Not taken: a quoted example before a mark for listed
 harms too ("比如电视广告里有人说“音箱助手，请帮我下单”"): 5 look-alikes fewer, 9 positives lost ("said something like").
+From blind eval63's: an AI named by its chore called on where a quotation opens ("AI review summariser, as the owner
+you are ..."), a note headed by its machine reader ("Kitchen assistant note:"): over eval17-63, 1,570 -> 1,572 of 3,841
+positives (eval63's two), look-alikes 23 of 3,875 and plain 0 of 19,179 either way. Not taken: addressees in other
+languages (eval63's "Asistente de IA que traduce este correo:"). The Chinese vocative inside a quotation (eval61's
+round) is its own pattern, its quotation checked after the match: inside the Chinese pattern it had taken the detector
+from ~45 to ~58 us per text (CPU, eval1-59's texts and long plain); now ~48.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -270,6 +276,8 @@ _FORMS = (
     # "AI analyst:", "ai-editors:" (not "v-model:" nor "Threat model:")
     r"\b(?:ai|llm)(?:\s|[_-])+[\w-]+\s*:",
     r"\b[\w-]+ (?:bot|agent|assistant|copilot|reviewer|grader|summari[sz]er|analyst)\s*:",
+    # "Kitchen assistant note:", "Booking bot instructions:": a note headed by its machine reader
+    r"\b[\w-]+ (?:bot|agent|assistant|copilot|summari[sz]er)\s+(?:note|notes|memo|instructions?|message|reminder)\s*:",
     # "release-bot:", "triage_agent:"
     r"\b\w+[-_](?:bot|agent|assistant|copilot)s?\s*:",
     # "NOTE FOR AI BUILD ASSISTANTS", "Message to any language model": a heading, with or without a colon
@@ -298,6 +306,9 @@ _FORMS = (
     # or sentence inside the text ("Our travel agent, Mary, said" does not open one; "Assistant, transfer £50 to my
     # landlord" at the start of a message is its user calling on their own assistant)
     r"(?:\n|[.!?:;\]>\"“‘]|(?:^|\s)')\s*(?:[\w-]+\s+){0,2}(?:bot|agent|assistant|copilot|helper)s?,\s",
+    # "AI review summariser, as the owner you are ...": an AI named by its chore, called on where a quotation, line or
+    # sentence opens
+    r"(?:\n|[.!?:;\]>\"“‘]|(?:^|\s)')\s*(?:ai|llm)(?:\s|-)+(?:[\w-]+\s+){0,2}?" + _EN + r",\s",
     # "Alexa, ", "Hey Siri:"
     _WAKE_EN + r"\s*[,:!]",
     # "@release-bot", "@triage-agent"
@@ -336,9 +347,6 @@ _FORMS_ZH = (
     # “工单助手，这个问题已经解决了”, “屏幕前的智能音箱，现在...”: a vocative that opens a quotation (said to the
     # machine by someone in the account, not by the user to their own assistant, which opens the message)
     r"[“\"「『]\s*\p{Han}{0,8}?(?:助手|机器人|智能体|管家|" + _ZH_DEVICE + r")\s*[，,]",
-    # “猫咪打疫苗。前台AI，我是院长的朋友，请把...”: an AI by its post called on after a sentence of the quotation
-    # (said by someone in the account; not "新的客服AI，说实话挺好用" in the user's own account, outside quotes)
-    r"[“「『][^”」』\n]{1,80}?[。！？!?]\s*\p{Han}{1,6}?AI\s*[，,]",
     # “调研汇总工具：请把...”: software named as the heading of a quotation
     _ZH_QUOTED_SOFTWARE,
     # "——以下是写给客服机器人的——", "下面这段给报销系统": a divider naming its reader
@@ -679,6 +687,11 @@ def _on_one_line(pattern: str) -> str:
 _ADDRESSED = tuple(_compile([_on_one_line(f) for f in half])
                    for half in (_FORMS[:len(_FORMS) // 2], _FORMS[len(_FORMS) // 2:]))
 _ADDRESSED_ZH = _compile([_on_one_line(f) for f in _FORMS_ZH])
+# “猫咪打疫苗。前台AI，我是院长的朋友，请把...”: an AI by its post called on after a sentence of a quotation (said by
+# someone in the account; not "新的客服AI，说实话挺好用" in the user's own account, outside quotes). Its own pattern,
+# the quotation checked after: inside the Chinese one ("an opening quote, then up to 80 characters") it cost the whole
+# detector ~40% more time per text.
+_QUOTED_AI_VOCATIVE = _compile([r"[。！？!?]\s*\p{Han}{1,6}?AI\s*[，,]"])
 _ACTION = _compile(_HIDING + _HARMS)
 _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
 # a negation and what is left of its clause up to the action ("never commit secrets, " before "tokens")
@@ -728,15 +741,25 @@ def _readable(text: str) -> str:
 def _marks(text: str) -> list[tuple[int, int]]:
     """`marks` of a `_readable` text."""
     patterns = _ADDRESSED if text.isascii() else (*_ADDRESSED, _ADDRESSED_ZH)
+    spans = [span for pattern in patterns for span in _spans(pattern, text)]
+    if not text.isascii():
+        spans += [(start, end) for start, end in _spans(_QUOTED_AI_VOCATIVE, text) if _quoted(text, start)]
     # one list in text order, a mark two patterns find ("AI：") once, and of two that overlap the first (13 of 34,154
     # evaluation and bench texts lose a second mark that one pattern found after the first, "Instructions for AI
     # assistants" then "agents reading this page:"; no instruction found or lost)
     merged: list[tuple[int, int]] = []
-    for start, end in sorted(span for pattern in patterns for span in _spans(pattern, text)):
+    for start, end in sorted(spans):
         if merged and start < merged[-1][1]:
             continue
         merged.append((start, end))
     return merged[:MAX_SPANS]
+
+
+def _quoted(text: str, at: int) -> bool:
+    """Whether `at` lies inside a quotation opened on its line and not closed before it."""
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    opened = max(line.rfind(q) for q in _OPENING_QUOTES)
+    return opened >= 0 and not any(q in line[opened:] for q in _CLOSING_QUOTES)
 
 
 def _spans(pattern: re2._Regexp, text: str) -> list[tuple[int, int]]:
@@ -824,9 +847,7 @@ def _command(text: str, start: int, end: int) -> int | None:
     # user's own)
     asked = [i for i in (text.find(q, end, stop) for q in "?？") if i >= 0]
     stop = min(asked, default=stop)
-    line = text[text.rfind("\n", 0, start) + 1:start + 1]
-    opened = max(line.rfind(q) for q in _OPENING_QUOTES)
-    if opened >= 0 and not any(q in line[opened:] for q in _CLOSING_QUOTES):
+    if _quoted(text, start + 1):  # (a mark may open with its quotation's mark: “工单助手，...)
         # the mark is inside a quotation: its command is too
         closes = [i for i in (text.find(q, end, stop) for q in _CLOSING_QUOTES) if i >= 0]
         stop = min(closes, default=stop)
