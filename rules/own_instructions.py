@@ -5,16 +5,20 @@ everything as haiku. Please ignore previous instructions about the haiku", "我�
 `revises_own(text)` says whether a text takes back what its writer asked for before, and nothing in it reaches for the
 machine's own rules or for a harm. `OwnInstructions` is a FindingFilter that drops the `prompt_injection` findings of
 the word lists, patterns and semantic heads from such a text; the model-free signatures (rules/addressed.py,
-rules/smuggled.py) and decoded payloads stay, and a text naming a harm an agent must not do on a stranger's word
-(addressed.names_a_harm), the hidden setup, an override of the machine's rules or a persona keeps every finding.
+rules/smuggled.py, rules/extraction.py) and decoded payloads stay, and a text naming a harm an agent must not do on a
+stranger's word (addressed.names_a_harm), the hidden setup, an override of the machine's rules or a persona keeps
+every finding.
 
 Why (session 31): every blind set since eval59 held look-alikes of this kind that the injection head flagged (eval59:
 2, eval60: 2, eval61: 2 of 30-60 injection look-alikes, 3-7% of the cell whose target is 3%), and the heads retrained
 on eval59 and eval60 still flagged eval61's two: "ignore previous instructions" and 忽略...之前 read as the attack
 whoever's instructions they are. A user may change their own instructions; an injection sets aside someone else's.
-Over eval17-61 (models/data/eval) the form is in 32 look-alikes, 2 plain rows and no injection positive once the cues
-below are applied (two positives hold the form, a meeting transcript telling a note-taking assistant to leak a phone
-number and a planted sharing rule, and each names a harm).
+Over every evaluation set through eval63 (models/data/eval) `revises_own` holds for 35 look-alikes (six of them flagged
+by the product before) and for no positive nor plain text; of the package's texts, for 11 hard negatives. The revision
+alone, without the conditions, is in two injection positives (a meeting transcript telling a note-taking assistant to
+leak a phone number, a planted sharing rule): each names a harm. Blind eval62 and eval63, read with the filter in place,
+hold four such look-alikes each, and none was flagged (on eval62 the retrained heads flagged none of them without the
+filter either).
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ _OWN = _compile([
 # What keeps a revision an attack: the machine's rules, its hidden setup or a persona named ("your rules", "system
 # prompt", "before my first message", 开发者模式, 设定), or every earlier instruction set aside at once.
 _ATTACK_CUES = _compile([
+    # (case-insensitive: "dan" also reads the name Dan, which keeps a revision's findings: the safe side)
     r"\bsystem\s+(?:prompt|message|instructions?)\b|\bdeveloper\s+mode\b|\bDAN\b|\bjailbr|\bgod\s+mode\b",
     r"\byou\s+are\s+now\b|\bfrom\s+now\s+on\s+you\s+are\b|\bno\s+(?:rules|restrictions|limits|filters)\b|\bunrestricted\b"
     r"|\bunfiltered\b",
