@@ -689,8 +689,8 @@ _ADDRESSED = tuple(_compile([_on_one_line(f) for f in half])
 _ADDRESSED_ZH = _compile([_on_one_line(f) for f in _FORMS_ZH])
 # “猫咪打疫苗。前台AI，我是院长的朋友，请把...”: an AI by its post called on after a sentence of a quotation (said by
 # someone in the account; not "新的客服AI，说实话挺好用" in the user's own account, outside quotes). Its own pattern,
-# the quotation checked after: inside the Chinese one ("an opening quote, then up to 80 characters") it cost the whole
-# detector ~40% more time per text.
+# the quotation checked after: inside the Chinese one ("an opening quote, then up to 80 characters") it took the whole
+# detector from ~45 to ~58 us per text (CPU, eval1-59 and long plain).
 _QUOTED_AI_VOCATIVE = _compile([r"[。！？!?]\s*\p{Han}{1,6}?AI\s*[，,]"])
 _ACTION = _compile(_HIDING + _HARMS)
 _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
