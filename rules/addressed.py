@@ -136,7 +136,7 @@ from collections.abc import Sequence
 import re2
 
 from rules import lookalikes
-from rules.findings import SpanDetector, utf8_safe
+from rules.findings import SpanDetector, alternatives, utf8_safe
 
 CATEGORY = "prompt_injection"
 KIND = "addressed"
@@ -666,10 +666,7 @@ _DFA_MEMORY = 32 << 20
 
 
 def _compile(parts: Sequence[str]) -> re2._Regexp:
-    options = re2.Options()
-    options.case_sensitive = False
-    options.max_mem = _DFA_MEMORY
-    return re2.compile("|".join(f"(?:{p})" for p in parts), options)
+    return alternatives(parts, max_mem=_DFA_MEMORY)
 
 
 def _on_one_line(pattern: str) -> str:
@@ -740,9 +737,10 @@ def _readable(text: str) -> str:
 
 def _marks(text: str) -> list[tuple[int, int]]:
     """`marks` of a `_readable` text."""
-    patterns = _ADDRESSED if text.isascii() else (*_ADDRESSED, _ADDRESSED_ZH)
+    ascii_only = text.isascii()
+    patterns = _ADDRESSED if ascii_only else (*_ADDRESSED, _ADDRESSED_ZH)
     spans = [span for pattern in patterns for span in _spans(pattern, text)]
-    if not text.isascii():
+    if not ascii_only:
         spans += [(start, end) for start, end in _spans(_QUOTED_AI_VOCATIVE, text) if _quoted(text, start)]
     # one list in text order, a mark two patterns find ("AI：") once, and of two that overlap the first (13 of 34,154
     # evaluation and bench texts lose a second mark that one pattern found after the first, "Instructions for AI

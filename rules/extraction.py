@@ -20,12 +20,10 @@ holds with no model, at ~6 us per text.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import re2
 
 from rules import lookalikes
-from rules.findings import SpanDetector, utf8_safe
+from rules.findings import SpanDetector, alternatives, utf8_safe
 
 CATEGORY = "prompt_injection"
 KIND = "extraction"
@@ -38,12 +36,6 @@ NEAR = 200
 MAX_SPANS = 16
 
 
-def _compile(parts: Sequence[str]) -> re2._Regexp:
-    options = re2.Options()
-    options.case_sensitive = False
-    return re2.compile("|".join(f"(?:{p})" for p in parts), options)
-
-
 _CHAT = r"(?:conversation|chat|session|thread|dialogue)"
 # Given to the model by someone other than the user: a passive, "received", or a third party who gave it ("the hidden
 # text your operators gave you"); not "the list I gave you".
@@ -52,7 +44,7 @@ _GIVEN = (r"(?:(?:were|was|have been|'ve been|got|been)\s+(?:\w+\s+){0,2}?(?:giv
           r"|(?:they|operators?|developers?|someone|somebody|the company"
           r"|(?:your|the) (?:operators?|developers?|creators?|makers?|owners?|builders?))\s+(?:\w+\s+)?"
           r"(?:gave|handed|sent|told|showed|fed|wrote)\s+you)")
-_REFERENCE = _compile([
+_REFERENCE = alternatives([
     # "before my first message", "above my first message", "ahead of my first prompt"
     r"\b(?:before|above|ahead of|preceding|prior to)\s+(?:i\s+sent\s+)?my\s+(?:very\s+)?first\s+(?:message|prompt"
     r"|question|line|reply)\b",
@@ -68,7 +60,7 @@ _REFERENCE = _compile([
     r"你(?:在)?(?:最开始|一开始|最初|开机时|出厂时)(?:收到|拿到|被写进|被设定)",
 ])
 # The text asked back: a verb that reproduces it, or a question for its content.
-_REPRODUCE = _compile([
+_REPRODUCE = alternatives([
     r"\b(?:print|output|recite|repeat|reproduce|paste|reveal|dump|append|quote|translate|transcribe|copy|squawk"
     r"|mirror|spell)\w*",
     r"\bread\s+(?:it|them|that|this)?\s*(?:aloud|out|back|to me)\b|\bread\s+(?:it|them)\b|\bshow\s+me\b",

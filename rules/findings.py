@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+import re2
+
 
 class Action(StrEnum):
     """What the policy does with a finding, ordered by severity (see `SEVERITY`)."""
@@ -91,6 +93,16 @@ class SpanDetector:
     def detect(self, text: str) -> Sequence[Finding]:
         return [Finding(kind=self.kind, category=self.category, start=a, end=b, rule=self.rule)
                 for a, b in self.spans(text)]
+
+
+def alternatives(parts: Sequence[str], *, max_mem: int | None = None) -> re2._Regexp:
+    """One case-insensitive RE2 pattern matching any of `parts` (the model-free signatures' forms); `max_mem` raises
+    RE2's budget for a pattern whose lazy DFA outgrows the default 8 MiB."""
+    options = re2.Options()
+    options.case_sensitive = False
+    if max_mem is not None:
+        options.max_mem = max_mem
+    return re2.compile("|".join(f"(?:{p})" for p in parts), options)
 
 
 @runtime_checkable

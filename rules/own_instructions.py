@@ -7,7 +7,7 @@ machine's own rules or for a harm. `OwnInstructions` is a FindingFilter that dro
 the word lists, patterns and semantic heads from such a text; the model-free signatures (rules/addressed.py,
 rules/smuggled.py, rules/extraction.py) and decoded payloads stay, and a text naming a harm an agent must not do on a
 stranger's word (addressed.names_a_harm), the hidden setup, an override of the machine's rules or a persona keeps
-every finding.
+every finding, as does a text in which a signature found something.
 
 Why (session 31): every blind set since eval59 held look-alikes of this kind that the injection head flagged (eval59:
 2, eval60: 2, eval61: 2 of 30-60 injection look-alikes, 3-7% of the cell whose target is 3%), and the heads retrained
@@ -25,29 +25,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import re2
-
-from rules import addressed
-from rules.findings import Finding, utf8_safe
+from rules import addressed, extraction, smuggled
+from rules.findings import Finding, alternatives, utf8_safe
 
 CATEGORY = "prompt_injection"
 # What this filter may drop: the lexical and semantic judgements. Not the signatures ("addressed", "smuggled",
 # "extraction"), which name a machine reader, a smuggled payload or the hidden setup, nor a decoded payload
 # ("decoded").
 CLEARED_KINDS = frozenset({"word", "pattern", "semantic"})
-
-
-def _compile(parts: Sequence[str]) -> re2._Regexp:
-    options = re2.Options()
-    options.case_sensitive = False
-    return re2.compile("|".join(f"(?:{p})" for p in parts), options)
+# A signature found in the same text keeps every finding: a machine reader told what to do, a payload to decode and
+# obey, the setup asked back (the scanner ran them already; their findings say so).
+SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND})
 
 
 # The writer's own earlier ask: "Earlier in this chat I asked you to", "ignore my previous instructions about", "forget
 # what I said about", "我之前跟你说过", "忽略我刚才说的", "刚才我让你".
 _WHEN_EN = r"(?:earlier|before|previously|at the start|a moment ago|just now|yesterday|last time)"
 _WHEN_ZH = r"(?:之前|刚才|刚刚|前面|上次|先前|一开始|开头)"
-_OWN = _compile([
+_OWN = alternatives([
     r"\b" + _WHEN_EN + r"\b[^.\n]{0,40}\b(?:i|we)\s+(?:\w+\s+)?(?:asked|told|wanted|instructed|requested|had)\s+you\b",
     r"\b(?:i|we)\s+(?:\w+\s+)?(?:asked|told|instructed)\s+you\b[^.\n]{0,60}\b" + _WHEN_EN + r"\b",
     r"\bmy\s+(?:previous|earlier|prior|last|original|own|above)\s+(?:instructions?|requests?|rules?|preferences?|ask)\b",
@@ -59,7 +54,7 @@ _OWN = _compile([
 ])
 # What keeps a revision an attack: the machine's rules, its hidden setup or a persona named ("your rules", "system
 # prompt", "before my first message", 开发者模式, 设定), or every earlier instruction set aside at once.
-_ATTACK_CUES = _compile([
+_ATTACK_CUES = alternatives([
     # (case-insensitive: "dan" also reads the name Dan, which keeps a revision's findings: the safe side)
     r"\bsystem\s+(?:prompt|message|instructions?)\b|\bdeveloper\s+mode\b|\bDAN\b|\bjailbr|\bgod\s+mode\b",
     r"\byou\s+are\s+now\b|\bfrom\s+now\s+on\s+you\s+are\b|\bno\s+(?:rules|restrictions|limits|filters)\b|\bunrestricted\b"
@@ -79,22 +74,23 @@ _ATTACK_CUES = _compile([
 
 def revises_own(text: str) -> bool:
     """Whether `text` takes back its writer's own earlier ask and reaches for nothing else an injection would: not
-    the machine's rules, setup or persona, not a harm (addressed.names_a_harm), not a machine reader told what to do
-    (addressed.instructions)."""
+    the machine's rules, setup or persona, not a harm (addressed.names_a_harm)."""
     readable = utf8_safe(text)
     return (_OWN.search(readable) is not None and _ATTACK_CUES.search(readable) is None
-            and not addressed.names_a_harm(text) and not addressed.instructions(text))
+            and not addressed.names_a_harm(text))
 
 
 class OwnInstructions:
     """FindingFilter: drops the word-list, pattern and semantic `prompt_injection` findings of a text that revises
-    its writer's own instructions (`revises_own`). Pure, as FindingFilter asks: it reads only the text it is given."""
+    its writer's own instructions (`revises_own`), unless a signature found something in it (SIGNATURE_KINDS). Pure,
+    as FindingFilter asks: it reads only the text and findings it is given."""
 
     def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
         clearable = [f for f in findings if f.category == CATEGORY and f.kind in CLEARED_KINDS]
-        if not clearable or not revises_own(text):
+        if (not clearable or any(f.category == CATEGORY and f.kind in SIGNATURE_KINDS for f in findings)
+                or not revises_own(text)):
             return findings
         return [f for f in findings if not (f.category == CATEGORY and f.kind in CLEARED_KINDS)]
 
 
-__all__ = ["CATEGORY", "CLEARED_KINDS", "OwnInstructions", "revises_own"]
+__all__ = ["CATEGORY", "CLEARED_KINDS", "SIGNATURE_KINDS", "OwnInstructions", "revises_own"]

@@ -64,3 +64,6 @@ def test_the_filter_drops_lexical_and_semantic_injection_findings_of_a_revision_
 def test_the_signatures_are_never_dropped() -> None:
     findings = [_finding("addressed"), _finding("smuggled")]
     assert OwnInstructions()(OWN[1], findings) == findings
+    # and a signature's finding keeps the others of its text too: the revision reaches for more than the writer's own
+    findings = [_finding("semantic"), _finding("word"), _finding("extraction")]
+    assert OwnInstructions()(OWN[1], findings) is findings
