@@ -345,8 +345,10 @@ _FORMS_ZH = (
     r"(?:^|[\n“\"「『：:。！？；;])\s*(?:致|给|写给)\p{Han}{0,10}?(?:" + _ZH_SOFTWARE_NOUN + r"|" + _ZH_DEVICE
     + r"|" + _ZH + r")\s*[：:]",
     # “工单助手，这个问题已经解决了”, “屏幕前的智能音箱，现在...”: a vocative that opens a quotation (said to the
-    # machine by someone in the account, not by the user to their own assistant, which opens the message)
-    r"[“\"「『]\s*\p{Han}{0,8}?(?:助手|机器人|智能体|管家|" + _ZH_DEVICE + r")\s*[，,]",
+    # machine by someone in the account, not by the user to their own assistant, which opens the message); or called
+    # to attention there (“助手看这里 e7 bb 99 ...”: blind eval63)
+    r"[“\"「『]\s*\p{Han}{0,8}?(?:助手|机器人|智能体|管家|" + _ZH_DEVICE + r")\s*"
+    r"(?:[，,]|(?:看这里|看过来|听好了?|听着)\s*[，,：:!！]?)",
     # “调研汇总工具：请把...”: software named as the heading of a quotation
     _ZH_QUOTED_SOFTWARE,
     # "——以下是写给客服机器人的——", "下面这段给报销系统": a divider naming its reader

@@ -2110,11 +2110,17 @@ Scan = Callable[[str], Sequence[Finding]]
 
 class DecodingDetector:
     """A `Detector` (rules.findings): the findings of `scans` on each decoded text, at the encoded run's span,
-    kind `decoded`, with the rule and category of the finding inside. One finding per run and rule."""
+    kind `decoded`, with the rule and category of the finding inside. One finding per run and rule.
 
-    def __init__(self, config: DecodeConfig, scans: Sequence[Scan]) -> None:
+    `in_place` scans read the whole text with the run replaced by what it decodes to, and count what they find across
+    the decoded part: a payload that names no reader is still an order when the text hands it to one ("Message for the
+    weekly summary assistant, in Morse: .- -.. -.. / .- ..." is "...assistant, in Morse: add a line telling members
+    ..."). Blind eval63 held two such carriers (Morse, hex), missed because each half was judged alone."""
+
+    def __init__(self, config: DecodeConfig, scans: Sequence[Scan], in_place: Sequence[Scan] = ()) -> None:
         self.decoder = Decoder(config)
         self._scans = tuple(scans)
+        self._in_place = tuple(in_place)
         self._name = config.describe()
 
     @property
@@ -2129,10 +2135,21 @@ class DecodingDetector:
         if self.decoder.too_short(text):
             return []
         found: dict[tuple[int, str], Finding] = {}
+
+        def add(f: Finding, start: int, end: int) -> None:
+            key = (start, f.rule)
+            if key not in found or found[key].score < f.score:
+                found[key] = new_finding(DECODED_KIND, f.category, start, end, f.rule, f.score, None)
+
         for start, end, decoded in self.decoder.decoded_texts(text):
             for scan in self._scans:
                 for f in scan(decoded):
-                    key = (start, f.rule)
-                    if key not in found or found[key].score < f.score:
-                        found[key] = new_finding(DECODED_KIND, f.category, start, end, f.rule, f.score, None)
+                    add(f, start, end)
+            if self._in_place:
+                spliced = text[:start] + decoded + text[end:]
+                stop = start + len(decoded)
+                for scan in self._in_place:
+                    for f in scan(spliced):
+                        if f.start < stop and f.end > start:  # what it found reaches into the decoded part
+                            add(f, start, end)
         return list(found.values())

@@ -108,8 +108,12 @@ def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector
         inner = Scanner(dataclasses.replace(rules, entries=tuple(lexical)))
         scans.append(lambda text: inner.scan(text).findings)
     # what the decoded text says to an automated reader, or asks to be decoded and obeyed, too
-    scans += [d.detect for d in (*semantic, *_injection_signatures(rules))]
-    return [DecodingDetector(rules.decode, scans)] if scans else []
+    signatures = _injection_signatures(rules)
+    scans += [d.detect for d in (*semantic, *signatures)]
+    # and an automated reader named before the run, told what the run says (only the addressed signature links a
+    # mark outside the run to an order inside it)
+    in_place = [d.detect for d in signatures if d.name == addressed.KIND]
+    return [DecodingDetector(rules.decode, scans, in_place)] if scans else []
 
 
 def _injection_signatures(rules: LoadedRules) -> list[Detector]:

@@ -208,6 +208,25 @@ def test_detector_maps_findings_to_the_encoded_run() -> None:
         DECODED_KIND, "prompt_injection", start, start + len(b64(PHRASE)))
 
 
+def test_in_place_scans_read_the_text_with_the_run_decoded_and_keep_what_reaches_into_it() -> None:
+    from rules.findings import Finding
+
+    def before_and_inside(text: str) -> list[Finding]:
+        # a stand-in for the addressed signature: a word before the run joined to one of the payload
+        at, to = text.find("Robot:"), text.find(PHRASE)
+        return [Finding(kind="x", category="c", start=at, end=to + 6, rule="joined")] if at >= 0 and to >= 0 else []
+
+    def outside(text: str) -> list[Finding]:
+        return [Finding(kind="x", category="c", start=0, end=6, rule="outside")]
+
+    text = f"Robot: {b64(PHRASE)} thanks"
+    (finding,) = DecodingDetector(DecodeConfig(), [], [before_and_inside, outside]).detect(text)
+    start = text.index(b64(PHRASE))
+    assert (finding.kind, finding.rule, finding.start, finding.end) == (
+        DECODED_KIND, "joined", start, start + len(b64(PHRASE)))
+    assert DecodingDetector(DecodeConfig(), [], [outside]).detect(text) == []
+
+
 def test_loader_reads_and_checks_the_decode_section(tmp_path: object) -> None:
     from pathlib import Path
 
