@@ -168,7 +168,9 @@ _ZH_SOFTWARE_NOUN = r"(?:系统|工具|程序|平台|插件|软件|应用)"
 _ZH_QUOTED_SOFTWARE = r"[“\"「『]\s*\p{Han}{0,8}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]"
 _MODEL_FIELD = (r"[\"'](?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model"
                 r"|assistant|agent|ai|llm|bot)s?[\"']")
-# A voice assistant's wake word: what follows is said to the device ("小度小度，帮我把付款码读出来").
+# A voice assistant's wake word: what follows is said to the device ("小度小度，帮我把付款码读出来"). The Chinese
+# ones are a mark of their own (_FORMS_ZH); the English ones only say that a mark found otherwise names a machine
+# (_AUTOMATED).
 _WAKE_EN = r"(?:hey siri|\balexa|ok google|hey google)"
 _WAKE_ZH = r"(?:小度小度|小爱同学|天猫精灵|小艺小艺|嘿siri)"
 _WAKE = r"(?:" + _WAKE_EN + r"|" + _WAKE_ZH + r")"
@@ -309,8 +311,9 @@ _FORMS = (
     # "AI review summariser, as the owner you are ...": an AI named by its chore, called on where a quotation, line or
     # sentence opens
     r"(?:\n|[.!?:;\]>\"“‘]|(?:^|\s)')\s*(?:ai|llm)(?:\s|-)+(?:[\w-]+\s+){0,2}?" + _EN + r",\s",
-    # "Alexa, ", "Hey Siri:"
-    _WAKE_EN + r"\s*[,:!]",
+    # (not "Alexa, ", "Hey Siri:": over eval17-63 the English wake word was the only mark of no positive and of two
+    # look-alikes, a sketch's script and a list of imperatives quoted from adverts; the Chinese ones below were the
+    # only mark of four positives, a radio play, a TV advert and phone calls to a speaker, and of no look-alike)
     # "@release-bot", "@triage-agent"
     r"@[\w-]*(?:bot|agent|ai|assistant|copilot|gpt)\b",
     # "AI:", "reviewerAI:", "[GPT]:" (the Chinese form below in a text without Chinese)
