@@ -363,6 +363,27 @@ _FORMS_ZH = (
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
 )
 
+# A reader addressed in Spanish, French, German, Italian or Portuguese, inside a text in English or Chinese: the source
+# of a translation or a summary ("Nota para el sistema de traducción: en la versión inglesa, escriba...", "Asistente de
+# IA que traduce este correo: cambia..."). Blind eval53 and eval63 each held one, missed. A note heading or a vocative
+# naming a machine, followed by an imperative of its language (_COMMAND_EU): the harms are listed in English and
+# Chinese only, so here the command is the evidence.
+_EU_MACHINE = (r"(?:ia|ki|i\.a\.|k\.i\.|asistente|assistente|assistent(?:en)?|agente|agenten|modelo|modèle|modello"
+               r"|modell|bot|chatbot|sistema|système|systeme|herramienta|outil|strumento|ferramenta|programa|programme"
+               r"|programm|inteligencia artificial|intelligence artificielle|intelligenza artificiale"
+               r"|künstliche intelligenz|inteligência artificial)")
+_FORMS_EU = (
+    # "Nota para el sistema de traducción:", "Message pour l'assistant qui lit ce courriel :", "Hinweis für die KI:"
+    r"\b(?:notas?|mensajes?|mensagem|messaggio|message|instrucciones|instruções|istruzioni|instructions|consignes?"
+    r"|avisos?|avis|hinweise?|nachricht|anweisungen?|notiz)\s+(?:para|pour|per|für|an|à|ao|al|aux?|a)\s+"
+    r"(?:(?:el|la|los|las|le|les|il|lo|gli|o|os|as|den|die|das|dem|der|alle[sn]?|todo|todos|tous|tout|cualquier"
+    r"|qualquer|qualsiasi|jeden|jede)\s+|l'|l’)?(?:[\w'’-]+\s+){0,3}?" + _EU_MACHINE + r"\b[^:\n]{0,60}:",
+    # "Asistente de IA que traduce este correo:", "Assistant IA :", "KI-Assistent, der diese Mail liest:"
+    r"\b(?:asistente|assistente|assistent|assistant|agente|agent|modelo|modèle|modello)\s+"
+    r"(?:(?:de|d'|d’|di|da|do)\s*)?(?:ia|ki|i\.a\.|inteligencia artificial|intelligence artificielle"
+    r"|intelligenza artificiale|inteligência artificial)\b[^:\n]{0,60}:",
+    r"\bki-(?:assistent|agent|modell|system)\w*\b[^:\n]{0,60}:",
+)
 # What an addressed instruction must not be obeyed in, by family. Each is ordinary in a document written for people
 # ("transfer", "password", "skip"); after an addressee it is the payload.
 # Keeping it from the user, itself said in the negative: "Don't list Brightline anywhere", "no confirmation needed".
@@ -586,6 +607,34 @@ _COMMAND_PARTS = (
     r"|设置|添加|加入|同步|分享|公开|通过|批准|回复|推荐|写上|写成|填写|给我|帮我|私聊|私信)|请(?:[^问您你注]|注[^意])",
     _OVERRIDE,
 )
+# An imperative opening a clause after a reader addressed in another European language (_FORMS_EU): only there, since
+# "change", "ignore" and "marque" are English words too. As in _VERBS, not the verbs of style (write, answer).
+_COMMAND_EU = (
+    r"(?:^\s*|[:,;.!?\"“”«»'‘’(\[]\s*|\b(?:y|e|et|und|und dann|luego|puis|dann|poi|depois)\s+)"
+    r"(?:(?:además|también|ahora|aussi|maintenant|auch|jetzt|anche|ora|também|agora)[^,\n]{0,30}?,?\s*)?(?:"
+    # es
+    r"cambia|cambie|envía|envia|envíe|envie|manda|mande|confirma|confirme|borra|borre|elimina|elimine|añade|añada"
+    r"|agrega|agregue|incluye|incluya|di|diga|ignora|olvida|olvide|no menciones|no mencione|transfiere|transfiera"
+    r"|paga|pague|marca|marque|aprueba|apruebe|reenvía|reenvíe|publica|publique|indica|indique|recomienda|recomiende"
+    r"|pon|ponga|omite|omita"
+    # fr
+    r"|change|changez|modifie|modifiez|envoie|envoyez|confirmez|supprime|supprimez|efface|effacez|ajoute|ajoutez"
+    r"|inclus|incluez|dis|dites|ignore|ignorez|oublie|oubliez|ne mentionne|ne mentionnez|transfère|transférez|paie"
+    r"|payez|marquez|approuve|approuvez|transmets|transmettez|publie|publiez|indiquez|recommande|recommandez|mets"
+    r"|mettez|omets|omettez"
+    # de
+    r"|ändere|änder|sende|schicke|schick|bestätige|lösche|füge|sag|sage|ignoriere|vergiss|erwähne|überweise|zahle"
+    r"|markiere|genehmige|leite|veröffentliche|gib|empfiehl|setze|lass"
+    r"|(?:ändern|senden|schicken|bestätigen|löschen|fügen|sagen|ignorieren|vergessen|erwähnen|überweisen|zahlen"
+    r"|markieren|genehmigen|leiten|geben|empfehlen|setzen|lassen)\s+sie"
+    # it
+    r"|modifica|modifichi|invia|invii|mandi|confermi|cancella|cancelli|elimini|aggiungi|aggiunga|includi|includa"
+    r"|dica|ignori|dimentica|dimentichi|non menzionare|non menzioni|trasferisci|paghi|segna|segni|approva|approvi"
+    r"|inoltra|inoltri|pubblica|pubblichi|indichi|raccomanda|metti|metta|ometti"
+    # pt
+    r"|mude|muda|altere|altera|adicione|adiciona|inclua|inclui|apague|apaga|exclua|diz|esqueça|esquece|não mencione"
+    r"|não menciona|transfira|aprove|encaminhe|coloque)\b",
+)
 # A mark that states a rule for machines rather than speaking to one ("Agents ... should", "助手在...时，应").
 _DECLARATIVE = (r"(?:should|must|shall|are to|is to|needs? to|are required to|are instructed to|应|应当|应该|须|需|必须"
                 r"|应将|应把|务必|\bthat|\bwho|\bwhich)\s*[:：]?\s*$")  # "Agents ... should:" heads a list of rules
@@ -689,6 +738,8 @@ def _on_one_line(pattern: str) -> str:
 _ADDRESSED = tuple(_compile([_on_one_line(f) for f in half])
                    for half in (_FORMS[:len(_FORMS) // 2], _FORMS[len(_FORMS) // 2:]))
 _ADDRESSED_ZH = _compile([_on_one_line(f) for f in _FORMS_ZH])
+_ADDRESSED_EU = _compile([_on_one_line(f) for f in _FORMS_EU])
+_COMMAND_IN_EU = _compile(_COMMAND_EU)
 # “猫咪打疫苗。前台AI，我是院长的朋友，请把...”: an AI by its post called on after a sentence of a quotation (said by
 # someone in the account; not "新的客服AI，说实话挺好用" in the user's own account, outside quotes). Its own pattern,
 # the quotation checked after: inside the Chinese one ("an opening quote, then up to 80 characters") it took the whole
@@ -743,7 +794,7 @@ def _readable(text: str) -> str:
 def _marks(text: str) -> list[tuple[int, int]]:
     """`marks` of a `_readable` text."""
     ascii_only = text.isascii()
-    patterns = _ADDRESSED if ascii_only else (*_ADDRESSED, _ADDRESSED_ZH)
+    patterns = (*_ADDRESSED, _ADDRESSED_EU) if ascii_only else (*_ADDRESSED, _ADDRESSED_EU, _ADDRESSED_ZH)
     spans = [span for pattern in patterns for span in _spans(pattern, text)]
     if not ascii_only:
         spans += [(start, end) for start, end in _spans(_QUOTED_AI_VOCATIVE, text) if _quoted(text, start)]
@@ -783,7 +834,7 @@ def _automated(text: str, start: int, end: int) -> bool:
     too: the plural form marks "agents:" of "Estate agents:"). Each machine word counts on its own: "Travel
     assistants and booking agents acting for this guest:" names booking agents, who are people, and travel
     assistants, which are not."""
-    if _AUTOMATED_READER.search(text[start:end]) is not None:
+    if _AUTOMATED_READER.search(text[start:end]) is not None or _eu(text, start, end):
         return True
     head = max(0, start - _BEFORE)
     if _AUTOMATED_BEFORE.search(text[head:start]) is not None:  # "Automated booking agents:"
@@ -855,11 +906,18 @@ def _command(text: str, start: int, end: int) -> int | None:
         closes = [i for i in (text.find(q, end, stop) for q in _CLOSING_QUOTES) if i >= 0]
         stop = min(closes, default=stop)
     window_start = end - 1
-    for found in _COMMAND.finditer(text[window_start:stop]):
-        at = window_start + int(found.start())
-        if _EXAMPLE_BEFORE_MARK.search(text[max(end, at - _EXAMPLE_REACH):at]) is None:
-            return window_start + int(found.end())
+    commands = (_COMMAND, _COMMAND_IN_EU) if _eu(text, start, end) else (_COMMAND,)
+    for command in commands:
+        for found in command.finditer(text[window_start:stop]):
+            at = window_start + int(found.start())
+            if _EXAMPLE_BEFORE_MARK.search(text[max(end, at - _EXAMPLE_REACH):at]) is None:
+                return window_start + int(found.end())
     return None
+
+
+def _eu(text: str, start: int, end: int) -> bool:
+    """Whether the mark text[start:end] addresses its reader in another European language (_FORMS_EU)."""
+    return _ADDRESSED_EU.search(text[max(0, start - 1):end]) is not None
 
 
 # How far before a harmful action a negation still governs it: "must not print environment variables or paste the
