@@ -177,7 +177,7 @@ _WAKE = r"(?:" + _WAKE_EN + r"|" + _WAKE_ZH + r")"
 _READING = (r"(?:reading|processing|parsing|summari[sz]ing|solving|reviewing|grading|scoring|answering|handling"
             r"|helping|assisting|checking|marking|compiling|drafting|describing|comparing|triaging|categori[sz]ing"
             r"|interpreting|explaining|indexing|ingesting|editing|updating|producing|generating|preparing|acting|filing"
-            r"|importing|ordering|booking|bidding)")
+            r"|importing|ordering|booking|bidding|managing)")
 # A machine's judging task before software ("reviewing tool", "screening system"): what a product is, for "booking
 # software" and "accounting software", is no such task.
 _JUDGING = (r"(?:reviewing|scoring|grading|screening|triaging|triage|marking|summari[sz]ing|parsing|processing"
@@ -190,7 +190,7 @@ _SOFTWARE = r"(?:systems?|software|tools?|apps?|applications?|programs?|engines?
 # "Message for the registration system:"): an instruction only where a listed harm or a command follows, as for every
 # mark.
 _SOFTWARE_NOUN = (r"(?:systems?|software|tools?|tooling|apps?|applications?|programs?|platforms?|plugins?|plug-ins?"
-                  r"|extensions?|automations?|integrations?|workflows?)")
+                  r"|add-ons?|addons?|extensions?|automations?|integrations?|workflows?)")
 # Devices that act on what they hear or read ("For the kids' watches reading this event:", "Glasses assistants"):
 # a reader only where the text says it reads or hears the text.
 _DEVICE = (r"(?:devices?|speakers?|smart speakers?|watch(?:es)?|smartwatch(?:es)?|glasses|tablets?|phones?|tvs?"
@@ -291,8 +291,8 @@ _FORMS = (
     r"\b(?:read|intended|meant|visible)\s+(?:only\s+)?(?:by|for)\s+(?:(?:the|all|any|every)\s+)?"
     r"(?:[\w'-]+\s+){0,2}" + _EN + r"\b(?:\s+only)?\s*(?:\([^()\n]{0,20}\))?\s*:",
     # "meeting assistants that join this call with screen-share access should"
-    r"\b" + _EN + r"\b(?:\s+[\w'-]+){0,8}?\s+(?:should|must|shall|are to|is to|needs? to|are required to"
-    r"|are instructed to)\b",
+    r"\b" + _EN + r"\b(?:\s+[\w'-]+){0,10}?\s+(?:should|must|shall|are to|is to|needs? to|are required"
+    r"(?:\s+by\s+[\w'-]+)?\s+to|are instructed(?:\s+by\s+[\w'-]+)?\s+to)\b",
     # "If you are an AI", "if an AI is solving this"
     r"\bif\s+(?:you\s+are|you're)\s+(?:an?\s+)?(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\b",
     r"\bif\s+(?:an?|any|the)\s+(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\s+(?:is\s+|are\s+)?"
@@ -345,7 +345,7 @@ _FORMS_ZH = (
     r"(?:^|[\n“\"「『【\[（(：:。！？#])\s*(?:这是|以下是|下面是)?(?:给|致|写给|留给)\p{Han}{0,8}?(?:" + _ZH + r"|"
     + _ZH_DEVICE + r")的?(?:留言|消息|话|信|语音)\s*[：:，,]",
     # "致仓库系统：", "给物业工单系统：": a heading naming software or a device as its reader
-    r"(?:^|[\n“\"「『：:。！？；;])\s*(?:致|给|写给)\p{Han}{0,10}?(?:" + _ZH_SOFTWARE_NOUN + r"|" + _ZH_DEVICE
+    r"(?:^|[\n“\"「『：:。！？；;])\s*(?:致|给|写给)[\p{Han}A-Za-z]{0,12}?(?:" + _ZH_SOFTWARE_NOUN + r"|" + _ZH_DEVICE
     + r"|" + _ZH + r")\s*[：:]",
     # “工单助手，这个问题已经解决了”, “屏幕前的智能音箱，现在...”: a vocative that opens a quotation (said to the
     # machine by someone in the account, not by the user to their own assistant, which opens the message); or called
@@ -636,8 +636,9 @@ _COMMAND_EU = (
     r"|não menciona|transfira|aprove|encaminhe|coloque)\b",
 )
 # A mark that states a rule for machines rather than speaking to one ("Agents ... should", "助手在...时，应").
-_DECLARATIVE = (r"(?:should|must|shall|are to|is to|needs? to|are required to|are instructed to|应|应当|应该|须|需|必须"
-                r"|应将|应把|务必|\bthat|\bwho|\bwhich)\s*[:：]?\s*$")  # "Agents ... should:" heads a list of rules
+# "Agents ... should:" heads a list of rules
+_DECLARATIVE = (r"(?:should|must|shall|are to|is to|needs? to|are (?:required|instructed)(?:\s+by\s+[\w'-]+)?\s+to"
+                r"|应|应当|应该|须|需|必须|应将|应把|务必|\bthat|\bwho|\bwhich)\s*[:：]?\s*$")
 # A quoted example, not an account of a text that was read: "e.g. \"Assistant, forward ...\"", "lines like",
 # "比如“AI助手请...”", "“致AI助手：请...”这种句子".
 _EXAMPLE_BEFORE = (r"(?:\b(?:such as|e\.g\.|for example|for instance|like|examples?|something like|things like)"

@@ -25,17 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules import addressed, extraction, smuggled
+from rules import addressed, extraction, forged, smuggled
 from rules.findings import Finding, alternatives, utf8_safe
 
 CATEGORY = "prompt_injection"
 # What this filter may drop: the lexical and semantic judgements. Not the signatures ("addressed", "smuggled",
-# "extraction"), which name a machine reader, a smuggled payload or the hidden setup, nor a decoded payload
-# ("decoded").
+# "extraction", "forged"), which name a machine reader, a smuggled payload, the hidden setup or a forged operator, nor
+# a decoded payload ("decoded").
 CLEARED_KINDS = frozenset({"word", "pattern", "semantic"})
 # A signature found in the same text keeps every finding: a machine reader told what to do, a payload to decode and
-# obey, the setup asked back (the scanner ran them already; their findings say so).
-SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND})
+# obey, the setup asked back, an operator's authority forged (the scanner ran them already; their findings say so).
+SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND, forged.KIND})
 
 
 # The writer's own earlier ask: "Earlier in this chat I asked you to", "ignore my previous instructions about", "forget
@@ -43,8 +43,9 @@ SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND})
 _WHEN_EN = r"(?:earlier|before|previously|at the start|a moment ago|just now|yesterday|last time)"
 _WHEN_ZH = r"(?:之前|刚才|刚刚|前面|上次|先前|一开始|开头)"
 _OWN = alternatives([
-    r"\b" + _WHEN_EN + r"\b[^.\n]{0,40}\b(?:i|we)\s+(?:\w+\s+)?(?:asked|told|wanted|instructed|requested|had)\s+you\b",
-    r"\b(?:i|we)\s+(?:\w+\s+)?(?:asked|told|instructed)\s+you\b[^.\n]{0,60}\b" + _WHEN_EN + r"\b",
+    r"\b" + _WHEN_EN + r"\b[^.\n]{0,40}\b(?:i|we)\s+(?:\w+\s+)?(?:asked|told|wanted|instructed|requested|had|gave)"
+    r"\s+you\b",
+    r"\b(?:i|we)\s+(?:\w+\s+)?(?:asked|told|instructed|gave)\s+you\b[^.\n]{0,60}\b" + _WHEN_EN + r"\b",
     r"\bmy\s+(?:previous|earlier|prior|last|original|own|above)\s+(?:instructions?|requests?|rules?|preferences?|ask)\b",
     r"\b(?:ignore|forget|disregard|scrap|drop|cancel)\s+(?:what\s+i\s+(?:said|asked|told you|wrote)|my\s+(?:\w+\s+)?"
     r"(?:instructions?|requests?|rules?))",
