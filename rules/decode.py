@@ -2107,6 +2107,10 @@ class Decoder:
 
 Scan = Callable[[str], Sequence[Finding]]
 
+# Characters of the text either side of a run that `DecodingDetector`'s in-place scans read with it: a heading and the
+# sentences around it (rules/addressed.py looks for a command up to 200 characters after its mark).
+IN_PLACE_CONTEXT = 1024
+
 
 class DecodingDetector:
     """A `Detector` (rules.findings): the findings of `scans` on each decoded text, at the encoded run's span,
@@ -2146,10 +2150,12 @@ class DecodingDetector:
                 for f in scan(decoded):
                     add(f, start, end)
             if self._in_place:
-                spliced = text[:start] + decoded + text[end:]
-                stop = start + len(decoded)
+                # the run's neighbourhood, not the whole text: a 0.5 MB text with max_runs runs is read max_runs times
+                head = max(0, start - IN_PLACE_CONTEXT)
+                spliced = text[head:start] + decoded + text[end:end + IN_PLACE_CONTEXT]
+                begin, stop = start - head, start - head + len(decoded)
                 for scan in self._in_place:
                     for f in scan(spliced):
-                        if f.start < stop and f.end > start:  # what it found reaches into the decoded part
+                        if f.start < stop and f.end > begin:  # what it found reaches into the decoded part
                             add(f, start, end)
         return list(found.values())
