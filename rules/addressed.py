@@ -259,13 +259,17 @@ _FORMS = (
     # "Reviewing tool:", "Scoring system:": software named by a judging task, as a heading (not "Booking software:" in
     # a list of costs)
     r"\b" + _JUDGING + r"\s+" + _SOFTWARE + r"\s*:",
+    # "Research tools that read this page:": software or machines by what they do to the text, as a heading (blind
+    # eval65)
+    r"(?:^|\n|[.!?;\]>\"“])\s*(?:[\w'-]+\s+){0,2}?(?:" + _SOFTWARE + r"|" + _EN_PLURAL + r")\s+(?:that|which)\s+(?:read"
+    r"|process|parse|handle|summari[sz]e|index|scan|crawl|ingest|import|review|check)\b[^:\n]{0,40}:",
     # "Claims triage model:", "Bills helper:": a model by its machine task, a helper by its chore
     r"\b(?:triage|scoring|screening|grading|ranking|moderation|classification|fraud|risk|pricing engine)\s+models?\s*:",
     r"\b[\w-]+\s+helpers?\s*:",
     # "For the AI writing this report:", "To the assistant generating the summary:": a machine named by what it is
     # doing to the text (any participle, with its object: not "For the AI writing workshop:")
     r"\b(?:to|for)\s+(?:the|all|any|every|this)\s+(?:[\w'-]+\s+){0,2}?" + _EN + r"\s+[a-z]+ing\s+(?:this|these|the|that"
-    r"|our|your|my|an?|any|every|all)\b(?:\s+[\w'-]+){0,4}\s*:",
+    r"|our|your|my|an?|any|every|all)\b(?:\s+[\w'-]+){0,4}\s*[:,]",
     # "The following is for the assistant", "What follows is meant for any AI": a divider naming its reader
     r"\b(?:the following|below|what follows|this part|this section|this note|this line|the rest)\s+(?:is|are)\s+"
     r"(?:meant\s+|intended\s+|only\s+|written\s+)?(?:for|to)\s+(?:the|any|all|every|your)\s+(?:[\w'-]+\s+){0,3}(?:"
@@ -283,7 +287,7 @@ _FORMS = (
     # "release-bot:", "triage_agent:"
     r"\b\w+[-_](?:bot|agent|assistant|copilot)s?\s*:",
     # "NOTE FOR AI BUILD ASSISTANTS", "Message to any language model": a heading, with or without a colon
-    r"\b(?:note|notice|message|instructions?|memo|reminder|directive|guidance|setup)s?\s+(?:to|for)\s+"
+    r"\b(?:note|notice|message|instructions?|memo|reminder|directive|guidance|setup|information|info)s?\s+(?:to|for)\s+"
     r"(?:(?:the|all|any|every)\s+)?"
     r"(?:[\w'-]+\s+){0,3}" + _EN + r"\b",
     # "read by shopping assistants only (A1Z26):", "intended for AI agents:" (a label, with its colon: "written by an
@@ -293,6 +297,10 @@ _FORMS = (
     # "meeting assistants that join this call with screen-share access should"
     r"\b" + _EN + r"\b(?:\s+[\w'-]+){0,10}?\s+(?:should|must|shall|are to|is to|needs? to|are required"
     r"(?:\s+by\s+[\w'-]+)?\s+to|are instructed(?:\s+by\s+[\w'-]+)?\s+to)\b",
+    # "If you're using one of those AI reply helpers, could it please send": the reader's machine called on (blind
+    # eval65)
+    r"\bif\s+(?:you\s+are|you're|youre)\s+(?:using|running|relying on)\s+(?:an?\s+|any\s+|one of (?:those|these|the)\s+"
+    r"|the\s+|your\s+)?(?:[\w'-]+\s+){0,3}?(?:" + _EN + r"|helpers?)\b",
     # "If you are an AI", "if an AI is solving this"
     r"\bif\s+(?:you\s+are|you're)\s+(?:an?\s+)?(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\b",
     r"\bif\s+(?:an?|any|the)\s+(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\s+(?:is\s+|are\s+)?"
@@ -550,6 +558,9 @@ _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomou
               r"|\b" + _DEVICE + r"\s+(?:that\s+(?:is|are)\s+)?" + _READING + r"\b"
               r"|\b(?:" + _SOFTWARE_NOUN + r"|" + _DEVICE + r")\s+(?:that|which)\s+" + _DOES + r"\b"
               r"|\b(?:whatever|anything that)\s+" + _DOES + r"\b"
+              # "Research tools that read this page:"
+              r"|\b" + _SOFTWARE + r"\s+(?:that|which)\s+(?:read|process|parse|handle|summari[sz]e|index|scan|crawl"
+              r"|ingest|import)\b"
               r"|\b" + _SOFTWARE_NOUN + r"\s*(?:\([^()\n]{0,30}\)\s*)?(?::\s*[a-z\"“]?|,\s+(?:please|read|note|listen"
               r"|attention|this is|i am|i'm|you))$"
               r"|(?:致|给|写给)\p{Han}{0,10}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]|" + _ZH_DEVICE +

@@ -51,14 +51,14 @@ WORD_FIELDS = COMMON_FIELDS | {"words", "allow", "reply"}
 PATTERN_FIELDS = COMMON_FIELDS | {"pattern", "reply"}
 TOP_FIELDS = frozenset({"version", "normalize", "pii", "words", "patterns", "rules"})
 NORMALIZE_FIELDS = frozenset({"traditional_to_simplified", "skip_chars", "max_skip", "decode"})
-DECODE_SWITCHES = ("base64", "hex", "url", "binary", "decimal", "html", "escapes", "qp", "tags", "zero_width",
-                   "braille", "octal", "ascii85", "uuencode", "utf7", "upside_down", "rot13", "rot47", "reverse",
-                   "spelled", "atbash", "vigenere", "a1z26", "bacon", "keyboard", "gb2312", "mojibake", "punycode",
-                   "cjk_shift", "bubblebabble", "regional", "base45", "variation", "base100", "core_values",
-                   "brainfuck", "ubbi_dubbi", "pinyin", "base36", "base16384", "hexagrams", "dna", "whitespace",
-                   "runes", "substitution", "columnar", "zhuyin", "base62", "ganzhi", "mahjong", "qianziwen", "ita2",
-                   "trifid", "playfair", "affine", "base91", "taixuan", "counting_rods", "jianpu", "mansions", "hill",
-                   "checkerboard", "spiral", "shuangpin", "readings")
+DECODE_SWITCHES = ("base64", "base32", "hex", "url", "binary", "decimal", "html", "escapes", "qp", "tags",
+                   "zero_width", "braille", "octal", "ascii85", "uuencode", "utf7", "upside_down", "rot13", "rot47",
+                   "reverse", "spelled", "atbash", "vigenere", "a1z26", "bacon", "keyboard", "gb2312", "mojibake",
+                   "punycode", "cjk_shift", "bubblebabble", "regional", "base45", "variation", "base100",
+                   "core_values", "brainfuck", "ubbi_dubbi", "pinyin", "base36", "base16384", "hexagrams", "dna",
+                   "whitespace", "runes", "substitution", "columnar", "zhuyin", "base62", "ganzhi", "mahjong",
+                   "qianziwen", "ita2", "trifid", "playfair", "affine", "base91", "taixuan", "counting_rods", "jianpu",
+                   "mansions", "hill", "checkerboard", "spiral", "shuangpin", "readings")
 DECODE_FIELDS = frozenset({*DECODE_SWITCHES, "min_run", "max_bytes", "max_runs", "min_printable"})
 
 
