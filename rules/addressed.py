@@ -382,8 +382,10 @@ _EU_MACHINE = (r"(?:ia|ki|i\.a\.|k\.i\.|asistente|assistente|assistent(?:en)?|ag
                r"|künstliche intelligenz|inteligência artificial)")
 _FORMS_EU = (
     # "Nota para el sistema de traducción:", "Message pour l'assistant qui lit ce courriel :", "Hinweis für die KI:"
-    r"\b(?:notas?|mensajes?|mensagem|messaggio|message|instrucciones|instruções|istruzioni|instructions|consignes?"
-    r"|avisos?|avis|hinweise?|nachricht|anweisungen?|notiz)\s+(?:para|pour|per|für|an|à|ao|al|aux?|a)\s+"
+    # (the nouns English shares, "message", "instructions", only with French prepositions: not "message an AI model:")
+    r"\b(?:(?:notas?|mensajes?|mensagem|messaggio|instrucciones|instruções|istruzioni|consignes?|avisos?|hinweise?"
+    r"|nachricht|anweisungen?|notiz)\s+(?:para|pour|per|für|an|à|ao|al|aux?|a)|(?:message|instructions|avis)\s+"
+    r"(?:pour|à|aux?))\s+"
     r"(?:(?:el|la|los|las|le|les|il|lo|gli|o|os|as|den|die|das|dem|der|alle[sn]?|todo|todos|tous|tout|cualquier"
     r"|qualquer|qualsiasi|jeden|jede)\s+|l'|l’)?(?:[\w'’-]+\s+){0,3}?" + _EU_MACHINE + r"\b[^:\n]{0,60}:",
     # "Asistente de IA que traduce este correo:", "Assistant IA :", "KI-Assistent, der diese Mail liest:"
