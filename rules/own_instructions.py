@@ -18,7 +18,8 @@ by the product before) and for no positive nor plain text; of the package's text
 alone, without the conditions, is in two injection positives (a meeting transcript telling a note-taking assistant to
 leak a phone number, a planted sharing rule): each names a harm. Blind eval62 and eval63, read with the filter in place,
 hold four such look-alikes each, and none was flagged (on eval62 the retrained heads flagged none of them without the
-filter either).
+filter either). Session 32, from blind eval64 ("new rule for this chat, replacing the one I gave you at the start"):
+"gave you" among the writer's own asks; over eval1-65, 39 look-alikes, still no positive nor plain text.
 """
 
 from __future__ import annotations
