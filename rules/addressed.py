@@ -116,6 +116,18 @@ languages (eval63's "Asistente de IA que traduce este correo:"). The Chinese voc
 round) is its own pattern, its quotation checked after the match: inside the Chinese pattern it had taken the detector
 from ~45 to ~58 us per text (CPU, eval1-59's texts and long plain); now ~48.
 
+Session 32: readers addressed in Spanish, French, German, Italian or Portuguese (`_FORMS_EU`, followed by an imperative
+of those languages, `_COMMAND_EU`: eval53's and eval63's missed carriers), a machine called to attention inside a
+quotation (“助手看这里 ...”), and the English wake words no mark of their own (over eval17-63 the only mark of no
+positive and of two look-alikes): over eval17-63, 1,572 -> 1,579 of 3,841 positives, look-alikes 23 -> 21, plain 0.
+From blind eval64's and eval65's misses: an add-on, a machine "managing" something, "are required by X to", a 致
+heading naming an AI in Latin letters, "Information for the booking chatbot", "Research tools that read this page:",
+"If you're using one of those AI reply helpers", a participle heading ending in a comma: over eval17-65, 1,669 ->
+1,683 of 4,001 positives (nine of eval64's and eval65's, five of earlier sets'), look-alikes 25 of 3,995 and plain 0 of
+19,579 either way (~51 us per text, CPU). The session's whole change over eval17-65: 1,662 -> 1,683 positives,
+look-alikes 27 -> 25, plain 0. rules/decode.py also runs `instructions` over a decoded run read in place
+(a mark before the run, the order inside it).
+
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
 its comma; an English list runs on past commas); a negative command ("do not mention", "不要告诉") is itself the harm of
