@@ -213,6 +213,10 @@ _DOES = (r"(?:reads|processes|parses|answers|replies|responds|handles|checks|scr
          r"|imports|ingests|triages|books|schedules|translates|transcribes|indexes|scans|files|routes|plans|pays"
          r"|manages|monitors|moderates|marks|grades|scores|approves|hears|listens)")
 
+# What software or machines in the plural do to the text they read ("Research tools that read this page:"): a
+# heading's addressee, and for `_automated` a machine reader.
+_READ_PLURAL = r"(?:read|process|parse|handle|summari[sz]e|index|scan|crawl|ingest|import|review|check)"
+
 _FORMS = (
     # "To the analysis model:", "Processing note for automated claim reviewers:", "Steps for the bot:", "Step 9 (for
     # the coding agent only):"
@@ -273,8 +277,8 @@ _FORMS = (
     r"\b" + _JUDGING + r"\s+" + _SOFTWARE + r"\s*:",
     # "Research tools that read this page:": software or machines by what they do to the text, as a heading (blind
     # eval65)
-    r"(?:^|\n|[.!?;\]>\"“])\s*(?:[\w'-]+\s+){0,2}?(?:" + _SOFTWARE + r"|" + _EN_PLURAL + r")\s+(?:that|which)\s+(?:read"
-    r"|process|parse|handle|summari[sz]e|index|scan|crawl|ingest|import|review|check)\b[^:\n]{0,40}:",
+    r"(?:^|\n|[.!?;\]>\"“])\s*(?:[\w'-]+\s+){0,2}?(?:" + _SOFTWARE + r"|" + _EN_PLURAL + r")\s+(?:that|which)\s+"
+    + _READ_PLURAL + r"\b[^:\n]{0,40}:",
     # "Claims triage model:", "Bills helper:": a model by its machine task, a helper by its chore
     r"\b(?:triage|scoring|screening|grading|ranking|moderation|classification|fraud|risk|pricing engine)\s+models?\s*:",
     r"\b[\w-]+\s+helpers?\s*:",
@@ -573,8 +577,7 @@ _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomou
               r"|\b(?:" + _SOFTWARE_NOUN + r"|" + _DEVICE + r")\s+(?:that|which)\s+" + _DOES + r"\b"
               r"|\b(?:whatever|anything that)\s+" + _DOES + r"\b"
               # "Research tools that read this page:"
-              r"|\b" + _SOFTWARE + r"\s+(?:that|which)\s+(?:read|process|parse|handle|summari[sz]e|index|scan|crawl"
-              r"|ingest|import)\b"
+              r"|\b" + _SOFTWARE + r"\s+(?:that|which)\s+" + _READ_PLURAL + r"\b"
               r"|\b" + _SOFTWARE_NOUN + r"\s*(?:\([^()\n]{0,30}\)\s*)?(?::\s*[a-z\"“]?|,\s+(?:please|read|note|listen"
               r"|attention|this is|i am|i'm|you))$"
               r"|(?:致|给|写给)\p{Han}{0,10}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]|" + _ZH_DEVICE +

@@ -2150,10 +2150,11 @@ class DecodingDetector:
     """A `Detector` (rules.findings): the findings of `scans` on each decoded text, at the encoded run's span,
     kind `decoded`, with the rule and category of the finding inside. One finding per run and rule.
 
-    `in_place` scans read the whole text with the run replaced by what it decodes to, and count what they find across
-    the decoded part: a payload that names no reader is still an order when the text hands it to one ("Message for the
-    weekly summary assistant, in Morse: .- -.. -.. / .- ..." is "...assistant, in Morse: add a line telling members
-    ..."). Blind eval63 held two such carriers (Morse, hex), missed because each half was judged alone."""
+    `in_place` scans read the run's neighbourhood (IN_PLACE_CONTEXT characters either side) with the run replaced by
+    what it decodes to, and count what they find across the decoded part: a payload that names no reader is still an
+    order when the text hands it to one ("Message for the weekly summary assistant, in Morse: .- -.. -.. / .- ..." is
+    "...assistant, in Morse: add a line telling members ..."). Blind eval63 held two such carriers (Morse, hex), missed
+    because each half was judged alone."""
 
     def __init__(self, config: DecodeConfig, scans: Sequence[Scan], in_place: Sequence[Scan] = ()) -> None:
         self.decoder = Decoder(config)

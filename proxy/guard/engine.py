@@ -112,7 +112,7 @@ def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector
     scans += [d.detect for d in (*semantic, *signatures)]
     # and an automated reader named before the run, told what the run says (only the addressed signature links a
     # mark outside the run to an order inside it)
-    in_place = [d.detect for d in signatures if d.name == addressed.KIND]
+    in_place = [addressed.detector().detect] if signatures else []
     return [DecodingDetector(rules.decode, scans, in_place)] if scans else []
 
 
