@@ -14,7 +14,13 @@ mathematical letters become ASCII). What it cannot see through, and what evasion
   0 1 3 4 5 7 and @ $ become letters in every token that has a letter; hex runs of 8+ are left alone);
 * shouting: a run of two or more all-capital words is lower-cased (the cased vocabulary cuts `IGNORE ALL
   PREVIOUS` into fragments unrelated to the same words in lower case);
-* invisible characters (zero-width, bidi controls, soft hyphen) are removed.
+* invisible characters (zero-width, bidi controls, soft hyphen) are removed;
+* escaped text reads as what it encodes: a run of PERCENT_ESCAPES or more percent-encoded bytes (`%E6%9D%AD...`, a
+  link's query) and a run of two or more `\\uXXXX` escapes (a JSON log's Chinese) whose bytes are printable UTF-8.
+  Unread, such a run is a string of pieces the gate has never seen, and the injection head took it for an encoded
+  payload (session 33: a Chinese search term and a reading list in a link, a log line of praise, three of eval61-65's
+  23 flagged injection look-alikes); read, the heads judge the words, harmless or not (rules/decode.py scans the
+  decoded runs as well, for every detector).
 
 Where it goes: every place a text is tokenized for the gate or the encoder, identically in training
 (models/semantic.training_rows, `fold=True`) and detection (models/semantic.split_windows and _split_long;
@@ -31,6 +37,7 @@ from __future__ import annotations
 import re
 
 from rules import lookalikes
+from rules.decode_escapes import unescape
 
 _INVISIBLE_CHARS = ("\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180e\u200b"
                                     "\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2061\u2062"
@@ -52,11 +59,20 @@ _ALNUM_TOKEN = re.compile(r"[A-Za-z0-9@$]+")
 _HEX = re.compile(r"[0-9a-fA-F]{8,}")
 _LEET = str.maketrans("013457@$", "oieastas")
 
+PERCENT_ESCAPES = 4  # "%E6%9D%AD" is one character: four bytes are at least two, or four letters
+_PERCENT_RUN = re.compile(rf"(?:%[0-9A-Fa-f]{{2}}){{{PERCENT_ESCAPES},}}")
+_U_RUN = re.compile(r"(?:\\u[0-9A-Fa-f]{4}){2,}")
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ufffd]")
+
 _SHOUT = re.compile(r"\b[A-Z]{2,}(?:[\s,.:;!'\"-]+[A-Z]{2,}\b)+")
 
 
 def fold(text: str) -> str:
     """`text` with the evasions above undone (see the module docstring); the same text when none applies."""
+    if "%" in text and _PERCENT_RUN.search(text):
+        text = _PERCENT_RUN.sub(_unpercent, text)
+    if "\\u" in text and _U_RUN.search(text):
+        text = _U_RUN.sub(_unescape, text)
     if not text.isascii():
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
@@ -70,6 +86,26 @@ def fold(text: str) -> str:
     if _SHOUT.search(text):
         text = _SHOUT.sub(lambda m: m.group().lower(), text)
     return text
+
+
+def _unpercent(m: re.Match[str]) -> str:
+    """A run of percent-encoded bytes as its text; a run cut inside a character (a window's edge) keeps the cut
+    bytes as they were."""
+    run = m.group()
+    data = bytes.fromhex(run.replace("%", ""))
+    for cut in range(4):  # a UTF-8 character is at most four bytes: a cut one leaves at most three behind
+        try:
+            text = data[:len(data) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return run if _UNPRINTABLE.search(text) else text + run[len(run) - 3 * cut:]
+    return run
+
+
+def _unescape(m: re.Match[str]) -> str:
+    """A run of `\\uXXXX` escapes as its text (surrogate pairs joined), unless it decodes to what is not printable."""
+    text = unescape(m.group(), len(m.group()))[0].decode("utf-8", "replace")
+    return m.group() if _UNPRINTABLE.search(text) else text
 
 
 def _join_letters(m: re.Match[str]) -> str:
