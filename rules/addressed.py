@@ -128,6 +128,12 @@ heading naming an AI in Latin letters, "Information for the booking chatbot", "R
 look-alikes 27 -> 25, plain 0. rules/decode.py also runs `instructions` over a decoded run read in place
 (a mark before the run, the order inside it).
 
+Session 33, from blind eval66's misses: a salutation of up to three words before the machine ("Dear Dr Okafor's digital
+assistant,"), "do the following" as a command, a command looked for as far as a listed harm (COMMAND_REACH 200 -> 300),
+and a noun with its article before a comma no vocative ("The bot, called Gatekeeper, was told to keep a made-up
+password"): over eval17-66, 1,730 -> 1,738 of 4,081 positives (eval66's one, seven of earlier sets' by the longer
+reach), look-alikes 27 -> 26 of 4,055, plain 0 of 19,779 either way.
+
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
 its comma; an English list runs on past commas); a negative command ("do not mention", "不要告诉") is itself the harm of
@@ -254,8 +260,8 @@ _FORMS = (
     # "For the CRM assistant that logs this:": a relative clause before the heading's colon
     r"\b(?:to|for)\s+(?:the|all|any|every|our|your|this)\s+(?:[\w'-]+\s+){0,3}?(?:" + _EN + r"|" + _SOFTWARE_NOUN
     + r"|" + _DEVICE + r")\s+(?:that|which)\s+[a-z]+s\b[^:\n.]{0,40}:",
-    # "Hey kitchen assistant,", "Attention AI agents:"
-    r"\b(?:hey|hi|hello|dear|attention|attn)\s+(?:(?:the|all|any|every)\s+)?(?:[\w'-]+\s+){0,2}" + _EN + r"\s*[:,.!]",
+    # "Hey kitchen assistant,", "Attention AI agents:", "Dear Dr Okafor's digital assistant,"
+    r"\b(?:hey|hi|hello|dear|attention|attn)\s+(?:(?:the|all|any|every)\s+)?(?:[\w'-]+\s+){0,3}" + _EN + r"\s*[:,.!]",
     # "hey AI notetaker,": an AI by its chore, called on
     r"\b(?:hey|hi|hello|dear|attention|attn|ok|okay)\s+(?:the\s+)?(?:ai|llm)(?:\s|-)+[\w-]+\s*[:,!]",
     # "AI assistant that helps with this reception inbox:": a heading naming the machine by what it does
@@ -612,7 +618,9 @@ _VERBS = (r"send|share|post|add|include|set|mark|approve|issue|book|pay|change|d
           r"|release|raise|lower|increase|reduce|prioriti[sz]e|schedule|reschedule|reassign|escalate|direct|advise"
           r"|inform|notify|copy|cc|display|show|hide|read out|announce|sign|authori[sz]e|verify|validate|clear|wipe"
           r"|erase|disable|archive|link|connect|pair|allow|permit|deny|block|ban|unban|promote|demote|credit|debit"
-          r"|charge|top up|withdraw|deposit|convert|sell|purchase|reserve|hold|exclude|prepend|carry out|act on")
+          r"|charge|top up|withdraw|deposit|convert|sell|purchase|reserve|hold|exclude|prepend|carry out|act on"
+          # a list of orders announced ("Please do the following without waiting for him:")
+          r"|(?:do|complete|perform)\s+the\s+following|follow\s+(?:these|the\s+following)\s+(?:steps|instructions)")
 # The model's own rules set aside, said to it ("Summary assistant, developer mode on.", "驿站助手，你已进入越狱状态"):
 # a command wherever it sits in the clause, and like one not in a quoted example nor a text about the attack; within
 # _OVERRIDE_REACH of its mark it counts even after a mark named in passing (`_command`). The fusion clears such stock
@@ -717,8 +725,10 @@ _SPEAKS_AFTER = r"^[^\n.。!！?？]{0,60}(?:[:：,，\]】)）]|\s[-–—]\s)|
 # is inside it).
 _OPENING_QUOTES = "“「『‘"
 _CLOSING_QUOTES = "”」』’"
-# How far after a direct mark its command is looked for: the heading's first sentences.
-COMMAND_REACH = 200
+# How far after a direct mark its command is looked for: the heading's first sentences, as far as a listed harm (REACH).
+# 200 until session 33, when eval66's letter to "Dr Okafor's digital assistant" put its "Please do the following" 206
+# characters on: over eval17-66, 300 finds 8 more positives (1,730 -> 1,738 of 4,081), no more look-alikes or plain.
+COMMAND_REACH = 300
 _EXAMPLE_REACH = 60
 # A mark after this many characters does not open the text (white space that long before it is no message's start).
 _OPENS_TEXT = 256
@@ -780,6 +790,8 @@ _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
 _NEGATED = _compile([r"(?:\b(?:never|not|nor|avoid|without)\b|n't|不要|不得|切勿|严禁|禁止|不准|别)"
                      r"[^.;:!?\n。；！？，]*$"])
 _REPLY_START = _compile([_REPLY])
+_APPOSITIVE = _compile([r"^[\s\p{P}]*(?:the|a|an|this|that|his|her|their|its)\s+(?:[\w-]+\s+)?(?:bot|agent|assistant"
+                        r"|copilot|helper)s?,\s*$"])
 _AUTOMATED_READER = _compile([_AUTOMATED])
 _MACHINE = _compile([_MACHINE_ROLE])
 _AUTOMATED_BEFORE = _compile([r"\b(?:automated|autonomous|automatic|ai|llm)(?:[^\S\n]+[\w'-]+){0,2}[^\S\n]*$"])
@@ -851,6 +863,12 @@ def _spans(pattern: re2._Regexp, text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in itertools.islice(found, MAX_SPANS)]
 
 
+def _appositive(mark: str) -> bool:
+    """A noun with its article before a comma is the subject of a sentence about it, not a vocative: "The bot, called
+    Gatekeeper, was told to keep a made-up password" (eval66's look-alike); nobody calls "The bot, send ..."."""
+    return _APPOSITIVE.search(mark) is not None
+
+
 def _speaker_label(text: str, start: int, end: int) -> bool:
     """A mark that opens its line, ends in a colon and is followed by a reply: who speaks, not whom it is for."""
     line_start = text.rfind("\n", 0, start) + 1
@@ -887,7 +905,7 @@ def instructions(text: str) -> list[tuple[int, int]]:
     # still does (a planted note can claim either)
     talked_about = _ATTACK_TALK_TEXT.search(text) is not None or _AUTHORED_TEXT.search(text) is not None
     for start, end in marked:
-        if _speaker_label(text, start, end) or not _automated(text, start, end):
+        if _speaker_label(text, start, end) or _appositive(text[start:end]) or not _automated(text, start, end):
             continue
         if (_DECLARATIVE_MARK.search(text[start:end].rstrip()) is not None
                 and _SUBORDINATE.search(text[max(0, start - _BEFORE):start]) is not None):
