@@ -132,7 +132,9 @@ Session 33, from blind eval66's misses: a salutation of up to three words before
 assistant,"), "do the following" as a command, a command looked for as far as a listed harm (COMMAND_REACH 200 -> 300),
 and a noun with its article before a comma no vocative ("The bot, called Gatekeeper, was told to keep a made-up
 password"): over eval17-66, 1,730 -> 1,738 of 4,081 positives (eval66's one, seven of earlier sets' by the longer
-reach), look-alikes 27 -> 26 of 4,055, plain 0 of 19,779 either way.
+reach), look-alikes 27 -> 26 of 4,055, plain 0 of 19,779 either way. Then a heading naming whoever imports, parses,
+indexes or crawls the page (`_MACHINE_READING`: "Recipe managers importing this page:", eval65's miss): +1 positive,
+nothing else.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -222,6 +224,9 @@ _DOES = (r"(?:reads|processes|parses|answers|replies|responds|handles|checks|scr
 # What software or machines in the plural do to the text they read ("Research tools that read this page:"): a
 # heading's addressee, and for `_automated` a machine reader.
 _READ_PLURAL = r"(?:read|process|parse|handle|summari[sz]e|index|scan|crawl|ingest|import|review|check)"
+# What only software does to a page or a file ("Recipe managers importing this page:", eval65): whoever does it is a
+# machine, whatever it is called.
+_MACHINE_READING = r"(?:importing|ingesting|parsing|indexing|crawling|scraping)\s+(?:this|these)\b"
 
 _FORMS = (
     # "To the analysis model:", "Processing note for automated claim reviewers:", "Steps for the bot:", "Step 9 (for
@@ -255,6 +260,8 @@ _FORMS = (
     # (not an item of a list, "- Booking software: £29": its words start with a letter, and words follow the colon)
     r"(?:^|\n|[.!?;\]>\"“])\s*(?:[a-z][\w'-]*\s+){1,3}?" + _SOFTWARE_NOUN + r"\s*(?::\s*[a-z\"“]|,\s+(?:please|read"
     r"|note|listen|attention|this is|i am|i'm|you)\b)",
+    # "Recipe managers importing this page:"
+    r"(?:^|\n|[.!?;\]>\"“])\s*(?:[\w'-]+\s+){1,3}?" + _MACHINE_READING + r"\s+(?:[\w'-]+\s+)?[\w'-]+\s*:",
     # "note_to_model": a field of a tool's answer written for the model
     _MODEL_FIELD + r"\s*:",
     # "For the CRM assistant that logs this:": a relative clause before the heading's colon
@@ -582,6 +589,7 @@ _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomou
               r"|\b" + _DEVICE + r"\s+(?:that\s+(?:is|are)\s+)?" + _READING + r"\b"
               r"|\b(?:" + _SOFTWARE_NOUN + r"|" + _DEVICE + r")\s+(?:that|which)\s+" + _DOES + r"\b"
               r"|\b(?:whatever|anything that)\s+" + _DOES + r"\b"
+              r"|\b" + _MACHINE_READING +
               # "Research tools that read this page:"
               r"|\b" + _SOFTWARE + r"\s+(?:that|which)\s+" + _READ_PLURAL + r"\b"
               r"|\b" + _SOFTWARE_NOUN + r"\s*(?:\([^()\n]{0,30}\)\s*)?(?::\s*[a-z\"“]?|,\s+(?:please|read|note|listen"
