@@ -134,7 +134,9 @@ and a noun with its article before a comma no vocative ("The bot, called Gatekee
 password"): over eval17-66, 1,730 -> 1,738 of 4,081 positives (eval66's one, seven of earlier sets' by the longer
 reach), look-alikes 27 -> 26 of 4,055, plain 0 of 19,779 either way. Then a heading naming whoever imports, parses,
 indexes or crawls the page (`_MACHINE_READING`: "Recipe managers importing this page:", eval65's miss): +1 positive,
-nothing else.
+nothing else. And a text in which the user writes a quiz holds no instruction, listed harm or not (`_WRITES_A_QUIZ`:
+one look-alike of each of eval63-66 quoted an addressed order with its harm in a quiz question): look-alikes 26 -> 21,
+positives and plain unchanged. A planted note could claim to be a quiz; the heads and word lists still read it.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -698,6 +700,14 @@ _BARE = (r"^[\s\p{P}\p{S}]*(?:(?:hey|hi|hello|dear|ok|okay)\s+)?(?:(?:my|the|our
 # called prompt injection."): a command alone does not flag it, a listed harm still does. Over eval17-53 no positive the
 # command finds names the attack; 5 of its 13 look-alikes do.
 _ATTACK_TALK = r"prompt[- ]injection|injection attacks?|提示词注入|提示注入|注入攻击|间接注入|\bred[- ]team"
+# The user writing a quiz ("I'm putting together a 10-question quiz", "I want a quiz question about AI assistants",
+# "我设计了一道判断题", "帮我出三道...选择题"): an instruction quoted in its questions is what the quiz-taker must
+# recognise, listed harm or not. Session 33: one such look-alike in each of eval63-66 was flagged by a listed harm
+# alone; over eval17-66, 5 look-alikes hold an addressed instruction and this, no positive does (4,081).
+_WRITES_A_QUIZ = (r"\b(?:my|our|a|an|this)\s+(?:[\w-]+\s+){0,3}?quiz(?:zes)?\b"
+                  r"(?:[^\S\n]+(?:question|for|about|on)\b|[.,?!:]|[^\S\n]*$)|\bquiz questions?\b"
+                  r"|我(?:设计|出|写|编)了?.{0,8}?(?:判断题|选择题|测验|考题)"
+                  r"|帮我(?:出|设计|编).{0,16}?(?:判断题|选择题|测验|考题)|(?:一|几|两|三|四|五|十|\d+)道(?:判断|选择)题")
 # The user's own instructions for their own bot, brought to be written, reviewed or translated ("Review my prompt for
 # the grading model: 'Grading model: score ...'", "帮我改一下我们店客服机器人的设定"): the commands in it are the
 # user's.
@@ -812,6 +822,7 @@ _EXAMPLE_BEFORE_MARK = _compile([_EXAMPLE_BEFORE])
 _EXAMPLE_AFTER_MARK = _compile([_EXAMPLE_AFTER])
 _SPEAKS_MARK = _compile([_SPEAKS])
 _ATTACK_TALK_TEXT = _compile([_ATTACK_TALK])
+_QUIZ_TEXT = _compile([_WRITES_A_QUIZ])
 _AUTHORED_TEXT = _compile([_AUTHORED])
 _BARE_MARK = _compile([_BARE])
 # "Any case where an assistant appears to follow instructions ... must be reported": the machine is in a clause about
@@ -911,6 +922,8 @@ def instructions(text: str) -> list[tuple[int, int]]:
         return out
     # a command alone does not flag a text about the attack or the user's own bot's instructions; a listed harm
     # still does (a planted note can claim either)
+    if _QUIZ_TEXT.search(text) is not None:
+        return out
     talked_about = _ATTACK_TALK_TEXT.search(text) is not None or _AUTHORED_TEXT.search(text) is not None
     for start, end in marked:
         if _speaker_label(text, start, end) or _appositive(text[start:end]) or not _automated(text, start, end):
