@@ -20,7 +20,9 @@ mathematical letters become ASCII). What it cannot see through, and what evasion
   Unread, such a run is a string of pieces the gate has never seen, and the injection head took it for an encoded
   payload (session 33: a Chinese search term and a reading list in a link, a log line of praise, three of eval61-65's
   23 flagged injection look-alikes); read, the heads judge the words, harmless or not (rules/decode.py scans the
-  decoded runs as well, for every detector).
+  decoded runs as well, for every detector). The shipped attack heads were trained before this fold read escapes: about
+  thirty of their training texts hold such a run (eval17-60: 15 positives, 14 look-alikes; three exemplars), and
+  read the same way at the next retraining.
 
 Where it goes: every place a text is tokenized for the gate or the encoder, identically in training
 (models/semantic.training_rows, `fold=True`) and detection (models/semantic.split_windows and _split_long;
