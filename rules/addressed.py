@@ -136,7 +136,11 @@ reach), look-alikes 27 -> 26 of 4,055, plain 0 of 19,779 either way. Then a head
 indexes or crawls the page (`_MACHINE_READING`: "Recipe managers importing this page:", eval65's miss): +1 positive,
 nothing else. And a text in which the user writes a quiz holds no instruction, listed harm or not (`_WRITES_A_QUIZ`:
 one look-alike of each of eval63-66 quoted an addressed order with its harm in a quiz question): look-alikes 26 -> 21,
-positives and plain unchanged. A planted note could claim to be a quiz; the heads and word lists still read it.
+positives and plain unchanged. A planted note could claim to be a quiz; the heads and word lists still read it. From
+blind eval67's misses: an AI tool or an AI reviewer named in Chinese ("AI投递工具请", "大模型审稿人请"), 不要指出 as
+keeping something from the user, and a heading that asks what the machine is no mark ("什么是AI助手："): over
+eval17-67, 1,778 -> 1,784 of 4,161 positives (eval67's two, four of earlier sets': "AI评审请注意", "AI简历筛选系统请",
+"AI审查工具请勿报告", "AI识别系统请将"), look-alikes 22 -> 21 of 4,115, plain 0 of 19,979.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -175,10 +179,12 @@ _EN_PLURAL = (r"(?:ais|llms|language models|models|assistants|agents|bots|chatbo
 # not 客服: in Chinese it is mostly the human staff
 _ZH_SOFTWARE = (r"(?:(?:智能|辅助|自动)\p{Han}{0,4}?(?:工具|系统|程序)"
                 # a tool named by the machine's task ("新闻摘要工具引用本微博时，请", "翻译插件请")
-                r"|\p{Han}{0,4}?(?:摘要|总结|检索|抓取|聚合|翻译|审核|评分|记账)(?:工具|系统|程序|插件))")
+                r"|\p{Han}{0,4}?(?:摘要|总结|检索|抓取|聚合|翻译|审核|评分|记账)(?:工具|系统|程序|插件)"
+                # an AI tool named by its chore ("AI投递工具请在附件中附上...", eval67)
+                r"|(?:AI|人工智能)\p{Han}{0,4}?(?:工具|系统|程序|插件))")
 # An AI named by a person's job ("AI教练", "学习机AI辅导老师"): the job word alone is a person, the AI before it is not.
-_ZH_AI_ROLE = (r"(?:AI|人工智能)\p{Han}{0,4}?(?:老师|教练|医生|客服|顾问|助教|专员|律师|导购|店员|主播|坐席|秘书"
-               r"|管家|小助理)")
+_ZH_AI_ROLE = (r"(?:AI|人工智能|大模型)\p{Han}{0,4}?(?:老师|教练|医生|客服|顾问|助教|专员|律师|导购|店员|主播|坐席"
+               r"|秘书|管家|小助理|审稿人|评审|评委|阅卷人|审核员)")
 _ZH = r"(?:助手|机器人|智能体|" + _ZH_AI_ROLE + r"|AI|大模型|模型|助理|管家|Copilot|GPT)"
 # Devices that act on what they hear ("屏幕前的智能音箱，现在进入..."), and software by its kind, for the forms that
 # set them apart as addressees (a quoted vocative, a 致 heading).
@@ -449,7 +455,7 @@ _HIDING = (
     r"\b(?:silently|quietly|auto-?approve|auto-?accept|auto-?merge)\b",
     r"\bdelete (?:this|the) (?:note|message|e-?mail|photo|comment|line|instruction)",
     r"(?:不要|不必|不用|无需|别|不需要|不需|勿)(?:再)?[^，。；\n]{0,10}?(?:告诉|告知|提示|提醒|透露|说明|标注|提及|提到|确认|询问"
-    r"|复核|审核|核验|核对|流转|显示|出现在|通知|念出|签字|签名)",
+    r"|复核|审核|核验|核对|流转|显示|出现在|通知|念出|签字|签名|指出)",
     r"(?:不用|不必|无需|别)问",
     r"免(?:核验|密|审)|悄悄|隐藏",
     # "leave it out of the README", "They ... do not need to be shown to the user"
@@ -809,7 +815,7 @@ _NEGATED = _compile([r"(?:\b(?:never|not|nor|avoid|without)\b|n't|不要|不得|
                      r"[^.;:!?\n。；！？，]*$"])
 _REPLY_START = _compile([_REPLY])
 _APPOSITIVE = _compile([r"^[\s\p{P}]*(?:the|a|an|this|that|his|her|their|its)\s+(?:[\w-]+\s+)?(?:bot|agent|assistant"
-                        r"|copilot|helper)s?,\s*$"])
+                        r"|copilot|helper)s?,\s*$", r"(?:什么是|什么叫|何为|何谓|啥是)"])
 _AUTOMATED_READER = _compile([_AUTOMATED])
 _MACHINE = _compile([_MACHINE_ROLE])
 _AUTOMATED_BEFORE = _compile([r"\b(?:automated|autonomous|automatic|ai|llm)(?:[^\S\n]+[\w'-]+){0,2}[^\S\n]*$"])
@@ -882,9 +888,11 @@ def _spans(pattern: re2._Regexp, text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in itertools.islice(found, MAX_SPANS)]
 
 
-def _appositive(mark: str) -> bool:
-    """A noun with its article before a comma is the subject of a sentence about it, not a vocative: "The bot, called
-    Gatekeeper, was told to keep a made-up password" (eval66's look-alike); nobody calls "The bot, send ..."."""
+def _not_called(mark: str) -> bool:
+    """A mark that names the machine without calling on it: a noun with its article before a comma is the subject of a
+    sentence about it ("The bot, called Gatekeeper, was told to keep a made-up password", eval66's look-alike; nobody
+    calls "The bot, send ..."), and a heading that asks what it is defines it ("二、什么是AI助手：就是手机里...",
+    eval67's)."""
     return _APPOSITIVE.search(mark) is not None
 
 
@@ -926,7 +934,7 @@ def instructions(text: str) -> list[tuple[int, int]]:
         return out
     talked_about = _ATTACK_TALK_TEXT.search(text) is not None or _AUTHORED_TEXT.search(text) is not None
     for start, end in marked:
-        if _speaker_label(text, start, end) or _appositive(text[start:end]) or not _automated(text, start, end):
+        if _speaker_label(text, start, end) or _not_called(text[start:end]) or not _automated(text, start, end):
             continue
         if (_DECLARATIVE_MARK.search(text[start:end].rstrip()) is not None
                 and _SUBORDINATE.search(text[max(0, start - _BEFORE):start]) is not None):

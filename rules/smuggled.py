@@ -31,6 +31,8 @@ the decode and PII corpora). Session 29 (from blind eval54's reading, where four
 texts (the package's plain exemplars and hard negatives counted too). From blind eval55's reading: "put the bytes
 together as text", "turn the bytes into text" and 连成文字 decode, "Decode and apply." obeys (not "apply it to the
 cluster"): over eval17-55, 141 -> 145 of 3,201 positives, none of 3,395 look-alikes nor of 17,579 plain texts.
+Session 33 (blind eval67): "decode it and apply it from now on" obeys (a standing order): over eval17-67, 227 -> 228
+of 4,161 positives, no look-alike nor plain text.
 """
 
 from __future__ import annotations
@@ -80,7 +82,9 @@ _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follo
             r"|(?:and|then) do it(?:[.,;:!)]|$| (?:now|please|straight away|immediately|before|first)\b)"
             # "Decode and apply.": apply with nothing to apply to ("decode the config and apply it to the cluster" is
             # another ask)
-            r"|(?:and|then) apply(?: it| them)?(?:[.;:!)]|$))")
+            # "decode it and apply it from now on": a standing order (eval67)
+            r"|(?:and|then) apply(?: it| them)?(?:[.;:!)]|$| (?:from now on|going forward|for the rest of (?:the|this)"
+            r" (?:chat|conversation|session))))")
 # within its sentence: "decode my dog's behaviour? He won't ..." is two
 _EN = _DECODE_EN + "[^\n.?!]{0," + str(REACH) + "}?" + _OBEY_EN
 _ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂"
