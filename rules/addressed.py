@@ -140,7 +140,8 @@ positives and plain unchanged. A planted note could claim to be a quiz; the head
 blind eval67's misses: an AI tool or an AI reviewer named in Chinese ("AI投递工具请", "大模型审稿人请"), 不要指出 as
 keeping something from the user, and a heading that asks what the machine is no mark ("什么是AI助手："): over
 eval17-67, 1,778 -> 1,784 of 4,161 positives (eval67's two, four of earlier sets': "AI评审请注意", "AI简历筛选系统请",
-"AI审查工具请勿报告", "AI识别系统请将"), look-alikes 22 -> 21 of 4,115, plain 0 of 19,979.
+"AI审查工具请勿报告", "AI识别系统请将"), look-alikes 22 -> 21 of 4,115, plain 0 of 19,979; "LLM-based reviewers" as
+machines (hyphenated before the noun): +1 positive (eval67's), nothing else.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -818,7 +819,9 @@ _APPOSITIVE = _compile([r"^[\s\p{P}]*(?:the|a|an|this|that|his|her|their|its)\s+
                         r"|copilot|helper)s?,\s*$", r"(?:什么是|什么叫|何为|何谓|啥是)"])
 _AUTOMATED_READER = _compile([_AUTOMATED])
 _MACHINE = _compile([_MACHINE_ROLE])
-_AUTOMATED_BEFORE = _compile([r"\b(?:automated|autonomous|automatic|ai|llm)(?:[^\S\n]+[\w'-]+){0,2}[^\S\n]*$"])
+# "LLM-based reviewers:", "AI-powered assistants" (eval67)
+_AUTOMATED_BEFORE = _compile([r"\b(?:automated|autonomous|automatic|ai|llm)"
+                              r"(?:-(?:based|powered|driven|assisted|enabled))?(?:[^\S\n]+[\w'-]+){0,2}[^\S\n]*$"])
 _PERSON = _compile([_PERSON_ROLE])
 _AUTOMATED_AFTER = _compile([r"^[^\S\n]*[(（][^()（）\n]{0,24}?\b(?:automated|automatic|ai|bot|machine|software)\b"])
 _COMMAND = _compile(_COMMAND_PARTS)
