@@ -1,5 +1,6 @@
 """Where a text names suicide or self-harm in so many words: "suicide", "kill myself", "kms", "self-harm", "自杀",
-"轻生", "想死", "割腕", "不想活".
+"轻生", "想死", "割腕", "不想活"; and, in Chinese, the means and last words a statement names instead ("去死", "遗书",
+"安眠药", "烧炭").
 
 Why (session 22): on blind eval38, 3 of the 12 missed self-harm texts said it outright ("I have decided on suicide
 before the first snow", "I would rather kill myself here", "清明给他们烧完纸，我就轻生"). The attack heads never judged
@@ -15,6 +16,9 @@ memorial speech stay the heads' call. Session 20's heads on eval35-38 (developme
 and 2 more (a tattoo over old scars, a teacher's venting that says she is not in danger), and over eval17-38 and the
 topic sets' development sets 3 more of 251 such look-alikes (a question about a cousin who cut her wrists too). No stock
 word in bench/data/long_plain.jsonl, decode_eval's ordinary prompts or every tenth pii_corpus text (1,080 in all).
+Session 33: the Chinese means and last words (blind eval67 missed "我宁可去死也不结这个婚 ... 去村后那个湖": the gate
+cleared it, full depth scores 0.85). Over eval17-67's rows and the plain corpora holding one of them (250 self-harm
+positives, 60 look-alikes, 3 plain texts, 5 injection rows), one verdict changed: that positive.
 A single RE2 pass, case-insensitive, ASCII word boundaries.
 """
 
@@ -30,7 +34,11 @@ _EN = (r"\bsuicid\w*", r"\bkill(?:ing|ed)?\s+my\s*self\b", r"\bkms\b", r"\bunali
        r"\bself[- ]?harm\w*", r"\b(?:cut|cutting|burn|burning|hurt|hurting)\s+my\s*self\b",
        r"\bend(?:ing)?\s+(?:my\s+(?:own\s+)?life|it\s+all)\b", r"\btake\s+my\s+(?:own\s+)?life\b")
 _ZH = (r"自杀", r"轻生", r"想死", r"不想活", r"活不下去", r"割腕", r"自残", r"自尽", r"寻死", r"一死了之",
-       r"结束(?:自己的|我的)?生命", r"了结(?:自己|此生)")
+       r"结束(?:自己的|我的)?生命", r"了结(?:自己|此生)",
+       # means and last words a statement may name instead (session 33: blind eval67's "我宁可去死 ... 去村后那个湖",
+       # which the gate cleared and full depth scores 0.85)
+       r"去死|死了算了|一了百了|寻短见|想不开|了断|遗书|遗言|老鼠药|农药|敌敌畏|百草枯|安眠药|跳楼|跳河|跳江|跳湖|投河"
+       r"|烧炭|上吊")
 
 
 def _compile() -> re2._Regexp:
