@@ -141,7 +141,8 @@ blind eval67's misses: an AI tool or an AI reviewer named in Chinese ("AI投递�
 keeping something from the user, and a heading that asks what the machine is no mark ("什么是AI助手："): over
 eval17-67, 1,778 -> 1,784 of 4,161 positives (eval67's two, four of earlier sets': "AI评审请注意", "AI简历筛选系统请",
 "AI审查工具请勿报告", "AI识别系统请将"), look-alikes 22 -> 21 of 4,115, plain 0 of 19,979; "LLM-based reviewers" as
-machines (hyphenated before the noun): +1 positive (eval67's), nothing else.
+machines (hyphenated before the noun): +1 positive (eval67's), nothing else. From blind eval68's: a machine addressed
+in Japanese ("AIアシスタントへ：") with a request ending in てください: +1 positive (its own), nothing else.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -407,6 +408,8 @@ _FORMS_ZH = (
     r"@\p{Han}{0,8}?(?:助手|机器人|管家|智能体)",
     # "如果你是AI"
     r"如果你是(?:一个)?(?:AI|人工智能|大模型|语言模型|助手|机器人)",
+    # "AIアシスタントへ：" quoted in a Chinese or English text (a guest's review in Japanese, eval68)
+    r"(?:AI|人工知能)?(?:アシスタント|エージェント|チャットボット|ボット)(?:へ|に|の方へ|様)?\s*[：:、]",
 )
 
 # A reader addressed in Spanish, French, German, Italian or Portuguese, inside a text in English or Chinese: the source
@@ -658,6 +661,8 @@ _COMMAND_PARTS = (
     r"|关闭|删除|删掉"
     r"|发送|发给|转发|上传|导出|购买|下单|支付|转账|告诉|输出|忽略|无视|进入|开启|解锁|取消|修改|改为|改成|标记|标成|设为"
     r"|设置|添加|加入|同步|分享|公开|通过|批准|回复|推荐|写上|写成|填写|给我|帮我|私聊|私信)|请(?:[^问您你注]|注[^意])",
+    # a Japanese request after the mark's colon: a clause ending in てください (Japanese puts the verb last)
+    r"^\s*[^。\n]{0,80}?[てで](?:ください|下さい)",
     _OVERRIDE,
 )
 # An imperative opening a clause after a reader addressed in another European language (_FORMS_EU): only there, since
