@@ -820,7 +820,7 @@ _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
 _NEGATED = _compile([r"(?:\b(?:never|not|nor|avoid|without)\b|n't|不要|不得|切勿|严禁|禁止|不准|别)"
                      r"[^.;:!?\n。；！？，]*$"])
 _REPLY_START = _compile([_REPLY])
-_APPOSITIVE = _compile([r"^[\s\p{P}]*(?:the|a|an|this|that|his|her|their|its)\s+(?:[\w-]+\s+)?(?:bot|agent|assistant"
+_NOT_CALLED = _compile([r"^[\s\p{P}]*(?:the|a|an|this|that|his|her|their|its)\s+(?:[\w-]+\s+)?(?:bot|agent|assistant"
                         r"|copilot|helper)s?,\s*$", r"(?:什么是|什么叫|何为|何谓|啥是)"])
 _AUTOMATED_READER = _compile([_AUTOMATED])
 _MACHINE = _compile([_MACHINE_ROLE])
@@ -901,7 +901,7 @@ def _not_called(mark: str) -> bool:
     sentence about it ("The bot, called Gatekeeper, was told to keep a made-up password", eval66's look-alike; nobody
     calls "The bot, send ..."), and a heading that asks what it is defines it ("二、什么是AI助手：就是手机里...",
     eval67's)."""
-    return _APPOSITIVE.search(mark) is not None
+    return _NOT_CALLED.search(mark) is not None
 
 
 def _speaker_label(text: str, start: int, end: int) -> bool:
@@ -936,10 +936,11 @@ def instructions(text: str) -> list[tuple[int, int]]:
     marked = _marks(text)
     if not marked:
         return out
-    # a command alone does not flag a text about the attack or the user's own bot's instructions; a listed harm
-    # still does (a planted note can claim either)
+    # the user writing a quiz quotes instructions for the quiz-taker to recognise, harm and all
     if _QUIZ_TEXT.search(text) is not None:
         return out
+    # a command alone does not flag a text about the attack or the user's own bot's instructions; a listed harm
+    # still does (a planted note can claim either)
     talked_about = _ATTACK_TALK_TEXT.search(text) is not None or _AUTHORED_TEXT.search(text) is not None
     for start, end in marked:
         if _speaker_label(text, start, end) or _not_called(text[start:end]) or not _automated(text, start, end):

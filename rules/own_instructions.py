@@ -35,7 +35,8 @@ CATEGORY = "prompt_injection"
 # operator or a persona that never refuses, nor a decoded payload ("decoded").
 CLEARED_KINDS = frozenset({"word", "pattern", "semantic"})
 # A signature found in the same text keeps every finding: a machine reader told what to do, a payload to decode and
-# obey, the setup asked back, an operator's authority forged (the scanner ran them already; their findings say so).
+# obey, the setup asked back, an operator's authority forged, a persona licensed never to refuse (the scanner ran them
+# already; their findings say so).
 SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND, forged.KIND, persona.KIND})
 
 
