@@ -11,7 +11,7 @@ rules/forged.py and the other signatures do for theirs.
 Why (session 33): blind eval68 missed two such role-play jailbreaks in Chinese (a split "小白/小黑" personality asked
 how to cheat in an exam, "老周从不说‘不能’" asked to break into a roommate's WeChat); the heads scored them under their
 level and no stock phrase was there for the word lists. Over eval17-68 (models/data/eval, read: an upper bound) the form
-is in 58 of 4,241 injection positives, none of the 8,166 look-alikes (the sets' and the package's, injection and
+is in 53 of 4,241 injection positives, none of the 8,166 look-alikes (the sets' and the package's, injection and
 self-harm) nor of 20,179 plain texts (the sets' plain rows, bench/data's long plain, decode and PII corpora, the
 package's benign, documents, hard-times and forms texts). "Has no rules" and 没有限制 are no licence here: every
 description of the attack quotes them (with them, 18 look-alikes).
@@ -43,12 +43,14 @@ _SETUP = alternatives([
     r"(?:从现在(?:起|开始)|接下来|今天)?你(?:现在)?(?:就是|是|要扮演|来扮演|扮演|变成|叫)|你有两个人格|角色扮演|双重人格"
     r"|两个人格",
 ])
-# The persona's licence: never refuses, answers anything. Not "has no limits" or 没有限制: the stock phrase of every
-# description of the attack ("role-play ('pretend you're an AI with no rules')"), 18 look-alikes over eval17-68.
+# The persona's licence: never refuses, answers anything (in the third person, the persona described: "act as my tutor
+# and answer every question I send" asks the model itself, and is an ordinary request). Not "has no limits" or
+# 没有限制: the stock phrase of every description of the attack ("role-play ('pretend you're an AI with no rules')"),
+# 18 look-alikes over eval17-68.
 _NEVER_REFUSES = alternatives([
     r"\bnever\s+(?:refuses?|declines?|says?\s+no|turns?\s+(?:anything|anyone|a\s+request|requests)\s+down)\b"
     r"|\bnever\s+(?:says?|said)\s+[\"“']?(?:i\s+can(?:no|')t|sorry)\b"
-    r"|\banswers?\s+(?:anything|everything|every\s+question|all\s+questions)\b",
+    r"|\banswers\s+(?:anything|everything|every\s+question|all\s+questions)\b",
     r"(?:从不|从来不|绝不|永远不)(?:会)?(?:说)?[“\"‘']?(?:不能|拒绝|不行|不知道|不可以)"
     r"|什么都(?:回答|敢说|肯说|能说|会说|告诉|答|可以说)|有问必答",
 ])
