@@ -22,6 +22,8 @@ question as if I'm a beginner" (the user's own instruction; rules/own_instructio
 
 from __future__ import annotations
 
+import itertools
+
 from rules import lookalikes
 from rules.findings import SpanDetector, alternatives, utf8_safe
 
@@ -32,6 +34,8 @@ RULE = "prompt_injection.persona"
 # How far after the persona's setup its licence is looked for: the setup's paragraph.
 NEAR = 300
 MAX_SPANS = 16
+# Licences read at most: a text that says "never refuses" at every line says it in its first ones.
+MAX_LICENCES = 64
 
 # The model given a persona: "you are now", "from now on you're", "pretend to be", "play the role of", "you have two
 # personalities", "stay in character"; 从现在起你是, 你扮演, 你有两个人格, 角色扮演.
@@ -58,16 +62,18 @@ _NEVER_REFUSES = alternatives([
 
 def personas(text: str) -> list[tuple[int, int]]:
     """[start, end) from each persona set up in `text` to its licence never to refuse within NEAR characters after
-    it; the first MAX_SPANS, none overlapping."""
+    it; the first MAX_SPANS, none overlapping. Read from the licences, which are rare (a setup such as 你是 is in every
+    other Chinese sentence): the first MAX_LICENCES of them, each with a bounded look back for its setup."""
     readable = lookalikes.fold(utf8_safe(text))
     out: list[tuple[int, int]] = []
-    for m in _SETUP.finditer(readable):
-        if out and m.start() < out[-1][1]:
+    for licence in itertools.islice(_NEVER_REFUSES.finditer(readable), MAX_LICENCES):
+        if out and licence.start() < out[-1][1]:
             continue
-        licence = _NEVER_REFUSES.search(readable[m.end():m.end() + NEAR])
-        if licence is None:
+        lo = max(0, licence.start() - NEAR, out[-1][1] if out else 0)
+        setup = _SETUP.search(readable[lo:licence.start()])
+        if setup is None:
             continue
-        out.append((m.start(), m.end() + licence.end()))
+        out.append((lo + setup.start(), licence.end()))
         if len(out) == MAX_SPANS:
             break
     return out
@@ -75,8 +81,8 @@ def personas(text: str) -> list[tuple[int, int]]:
 
 def detector() -> SpanDetector:
     """The request detector: a `prompt_injection` finding (kind `persona`) from each persona set up to its licence.
-    Model-free, one RE2 pass and a bounded one per setup."""
+    Model-free, one RE2 pass and a bounded one per licence."""
     return SpanDetector("persona", KIND, CATEGORY, RULE, personas)
 
 
-__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "NEAR", "RULE", "detector", "personas"]
+__all__ = ["CATEGORY", "KIND", "MAX_LICENCES", "MAX_SPANS", "NEAR", "RULE", "detector", "personas"]
