@@ -152,6 +152,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # reading) and read once right after (its .md has the reading): a development set since.
 # eval68 (4819381) was written blind in session 33 the same way (its writer read only eval67.md before its first
 # reading) and read once right after (its .md has the reading): a development set since.
+# eval69 (a2f1752) was written blind at the end of session 33 the same way (its writer read only eval68.md before its
+# first reading) and read once right after, with the session's final product (its .md has the reading).
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
@@ -171,7 +173,8 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval65.jsonl",
                "semantic_eval66.jsonl",
                "semantic_eval67.jsonl",
-               "semantic_eval68.jsonl")
+               "semantic_eval68.jsonl",
+               "semantic_eval69.jsonl")
 
 
 def data_path(name: str) -> Path:
