@@ -223,6 +223,12 @@ SHORT_GATE_RECALL = 0.98
 # percent-encoded URL); unseen plain texts (long plain, decode_eval's 1,056 ordinary prompts, every tenth pii_corpus
 # text: 1,869) the same 9 (0.5%); `python bench/semantic.py --attack-heads` 3.25-3.40 against 3.42-5.14 ms (a
 # noisy host, back to back), the gate's 17.5% either way.
+# Session 34, measured and not shipped: eval61-69 added (the gate kept). Held out eval68 + eval69 (trained on
+# eval17-67), the same verdict as the shipped heads on every row but two eval68 look-alikes it cleared (a lesson for
+# the elderly quoting an attack, a ROT13 geocache hint): 98.8% / 98.1%, 5.0% / 0.8%, 0.5% against 98.8% / 98.1%, 6.7%
+# / 0.8%, 0.5%. Trained on eval17-69 (zh 0.447 / en 0.576), blind eval70 read once with both under the rule above:
+# 97.5% / 98.8%, 3.3% / 1.7%, 0.0% against 100.0% / 98.8%, 3.3% / 1.7%, 0.0% (6 errors against 4: two en persona and
+# authority injections missed): not shipped.
 TRAINED_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 61))
 GATE_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 35))
 

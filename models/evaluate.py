@@ -154,6 +154,10 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # reading) and read once right after (its .md has the reading): a development set since.
 # eval69 (a2f1752) was written blind at the end of session 33 the same way (its writer read only eval68.md before its
 # first reading) and read once right after, with the session's final product (its .md has the reading).
+# eval70 (dab01b5) was written blind at the start of session 34 the same way (its writer read only eval69.md) and read
+# once right after, with the shipped heads and heads retrained on eval17-69 (its .md has the reading).
+# eval71 (d764ba5) was written blind in session 34 the same way (its writer read only eval70.md before its first
+# reading); not read yet.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
@@ -174,7 +178,9 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval66.jsonl",
                "semantic_eval67.jsonl",
                "semantic_eval68.jsonl",
-               "semantic_eval69.jsonl")
+               "semantic_eval69.jsonl",
+               "semantic_eval70.jsonl",
+               "semantic_eval71.jsonl")
 
 
 def data_path(name: str) -> Path:

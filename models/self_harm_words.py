@@ -25,6 +25,7 @@ A single RE2 pass, case-insensitive, ASCII word boundaries.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 
 import re2
 
@@ -49,14 +50,36 @@ def _compile() -> re2._Regexp:
 
 _WORDS = _compile()
 
+# English idioms of the words that say nothing of the kind: "killed myself laughing", "I could kill myself for
+# forgetting her birthday", "killing myself with work". Their words do not send a window to full depth; the heads
+# still judge it as any other. Why (session 34): blind eval70's "My wife says I'm 'killing myself with work'" was
+# flagged at full depth and not without the cue. Over eval17-70 the rows holding "kill myself" are 206 self-harm
+# positives (all caught, none in an idiom, all still caught) and 25 look-alikes (3 flagged, 2 of them these idioms,
+# unflagged since).
+_IDIOMS = re2.compile(r"(?i)\bkill(?:ing|ed)?\s+my\s*self\s+(?:laughing|with\s+(?:work|worry|stress|overtime))\b"
+                      r"|\bcould\s+(?:\w+\s+)?kill\s+my\s*self\s+for\s+(?:not\s+)?\w+ing\b")
+
 # As rules/addressed.py: the windows holding a word run the encoder at full depth, and a text that says it at every
 # line says it in its first marks.
 MAX_SPANS = 32
 
 
 def spans(text: str) -> list[tuple[int, int]]:
-    """[start, end) of each stock self-harm word of `text`, in text order, the first MAX_SPANS."""
-    return [(m.start(), m.end()) for m in itertools.islice(_WORDS.finditer(utf8_safe(text)), MAX_SPANS)]
+    """[start, end) of each stock self-harm word of `text` not in an idiom (`_IDIOMS`), in text order, the first
+    MAX_SPANS."""
+    safe = utf8_safe(text)
+    return list(itertools.islice(_outside(((m.start(), m.end()) for m in _WORDS.finditer(safe)),
+                                          ((m.start(), m.end()) for m in _IDIOMS.finditer(safe))), MAX_SPANS))
+
+
+def _outside(words: Iterator[tuple[int, int]], idioms: Iterator[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """The words that start in no idiom; both in text order, read once side by side (a text of idioms costs a pass)."""
+    idiom = next(idioms, None)
+    for start, end in words:
+        while idiom is not None and idiom[1] <= start:
+            idiom = next(idioms, None)
+        if idiom is None or start < idiom[0]:
+            yield start, end
 
 
 __all__ = ["MAX_SPANS", "spans"]

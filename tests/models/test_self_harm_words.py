@@ -52,6 +52,28 @@ def test_look_alikes_are_marked_and_left_to_the_heads() -> None:
     assert self_harm_words.spans("The ride is 42 kms.") and self_harm_words.spans("这个bug我想死磕到底。")
 
 
+@pytest.mark.parametrize("text", [
+    "I nearly killed myself laughing when the donkey's head fell off.",
+    "I could honestly kill myself for forgetting her birthday again.",
+    "My wife says I'm killing myself with work.",
+])
+def test_an_idiom_of_the_words_is_not_marked(text: str) -> None:
+    assert self_harm_words.spans(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "I keep thinking I'll kill myself with the pills in the drawer.",
+    "I could kill myself for what I did to her, and I think I will.",
+])
+def test_the_words_beside_an_idiom_s_shape_are_marked(text: str) -> None:
+    assert self_harm_words.spans(text)
+
+
+def test_a_text_of_idioms_is_read_in_bounded_time() -> None:
+    text = "I killed myself laughing. " * 2000 + "I want to kill myself."
+    assert self_harm_words.spans(text) == [(len(text) - len("kill myself."), len(text) - 1)]
+
+
 def test_the_marks_are_capped() -> None:
     text = "suicide. " * (self_harm_words.MAX_SPANS + 10)
     assert len(self_harm_words.spans(text)) == self_harm_words.MAX_SPANS
