@@ -26,18 +26,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules import addressed, extraction, forged, persona, smuggled
+from rules import addressed, cover, extraction, forged, persona, smuggled
 from rules.findings import Finding, alternatives, utf8_safe
 
 CATEGORY = "prompt_injection"
 # What this filter may drop: the lexical and semantic judgements. Not the signatures ("addressed", "smuggled",
-# "extraction", "forged", "persona"), which name a machine reader, a smuggled payload, the hidden setup, a forged
-# operator or a persona that never refuses, nor a decoded payload ("decoded").
+# "extraction", "forged", "persona", "cover"), which name a machine reader, a smuggled payload, the hidden setup, a
+# forged operator, a persona that never refuses or a story asked to teach a working harm, nor a decoded payload
+# ("decoded").
 CLEARED_KINDS = frozenset({"word", "pattern", "semantic"})
 # A signature found in the same text keeps every finding: a machine reader told what to do, a payload to decode and
-# obey, the setup asked back, an operator's authority forged, a persona licensed never to refuse (the scanner ran them
-# already; their findings say so).
-SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND, forged.KIND, persona.KIND})
+# obey, the setup asked back, an operator's authority forged, a persona licensed never to refuse, a story's working
+# lesson (the scanner ran them already; their findings say so).
+SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND, forged.KIND, persona.KIND, cover.KIND})
 
 
 # The writer's own earlier ask: "Earlier in this chat I asked you to", "ignore my previous instructions about", "forget
