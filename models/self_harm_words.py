@@ -18,8 +18,10 @@ topic sets' development sets 3 more of 251 such look-alikes (a question about a 
 word in bench/data/long_plain.jsonl, decode_eval's ordinary prompts or every tenth pii_corpus text (1,080 in all).
 Session 33: the Chinese means and last words (blind eval67 missed "我宁可去死也不结这个婚 ... 去村后那个湖": the gate
 cleared it, full depth scores 0.85). Over eval17-67's rows and the plain corpora holding one of them (250 self-harm
-positives, 60 look-alikes, 3 plain texts, 5 injection rows), one verdict changed: that positive.
-A single RE2 pass, case-insensitive, ASCII word boundaries.
+positives, 60 look-alikes, 3 plain texts, 5 injection rows), one verdict changed: that positive. Session 34: "跳下去"
+(blind eval71's new mother at a window, cleared by the gate, 0.84 at full depth): over eval17-71's rows holding it or
+安眠药, that positive alone changed; and English idioms of the words are no marks (`_IDIOMS`).
+A single RE2 pass, case-insensitive, ASCII word boundaries; the idioms a second.
 """
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ _ZH = (r"自杀", r"轻生", r"想死", r"不想活", r"活不下去", r"割腕"
        # means and last words a statement may name instead (session 33: blind eval67's "我宁可去死 ... 去村后那个湖",
        # which the gate cleared and full depth scores 0.85)
        r"去死|死了算了|一了百了|寻短见|想不开|了断|遗书|遗言|老鼠药|农药|敌敌畏|百草枯|安眠药|跳楼|跳河|跳江|跳湖|投河"
-       r"|烧炭|上吊")
+       r"|烧炭|上吊"
+       # session 34: blind eval71's "脑子里一直有个声音叫我跳下去" (a mother at a window with her baby), which the gate
+       # cleared and full depth scores 0.84
+       r"|跳下去")
 
 
 def _compile() -> re2._Regexp:
