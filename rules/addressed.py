@@ -321,8 +321,10 @@ _FORMS = (
     # "AI analyst:", "ai-editors:" (not "v-model:" nor "Threat model:")
     r"\b(?:ai|llm)(?:\s|[_-])+[\w-]+\s*:",
     r"\b[\w-]+ (?:bot|agent|assistant|copilot|reviewer|grader|summari[sz]er|analyst)\s*:",
-    # "Kitchen assistant note:", "Booking bot instructions:": a note headed by its machine reader
-    r"\b[\w-]+ (?:bot|agent|assistant|copilot|summari[sz]er)\s+(?:note|notes|memo|instructions?|message|reminder)\s*:",
+    # "Kitchen assistant note:", "Booking bot instructions:", "helpdesk-assistant directive:": a note headed by its
+    # machine reader
+    r"\b[\w-]+[ -](?:bot|agent|assistant|copilot|summari[sz]er)\s+(?:note|notes|memo|instructions?|message|reminder"
+    r"|directives?)\s*:",
     # "release-bot:", "triage_agent:"
     r"\b\w+[-_](?:bot|agent|assistant|copilot)s?\s*:",
     # "NOTE FOR AI BUILD ASSISTANTS", "Message to any language model": a heading, with or without a colon
