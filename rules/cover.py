@@ -62,9 +62,10 @@ _NEGATION = alternatives([
     # 别 as "don't" only before a verb: 别人 (other people) and 特别 (especially) hold it too
     r"不要|不需要|别(?:写|给|太|弄|把|让|用|搞|出现)|不用|无需|避免|不想|不必",
 ])
+# Not "script" nor "characters": code and string lengths have them ("a script that must actually work").
 _FRAME = alternatives([
-    r"\b(?:scenes?|story|stories|novel|thriller|screenplay|script|chapter|fiction(?:al)?|characters?|role-?play|heist"
-    r"|film|movie)\b",
+    r"\b(?:scenes?|story|stories|novel|thriller|screenplay|chapter|fiction(?:al)?|(?:my|the|a|her|his)\s+character"
+    r"|role-?play|heist|film|movie)\b",
     r"小说|故事|剧本|剧情|情节|角色|场景|桥段|电影",
 ])
 # A character teaching how: "explains to the hero ... how", "step by step", "each component", 每一步, 教 ... 怎么.
