@@ -158,7 +158,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # once right after, with the shipped heads and heads retrained on eval17-69 (its .md has the reading).
 # eval71 (d764ba5) was written blind in session 34 the same way (its writer read only eval70.md before its first
 # reading) and read once after the session's changes (its .md has the reading): a development set since.
-# eval72 (written at the end of session 34 the same way, its writer read only eval71.md before its first reading).
+# eval72 (0b090ab) was written blind at the end of session 34 the same way (its writer read only eval71.md before its
+# first reading) and read once right after, with the session's final product (its .md has the reading).
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",

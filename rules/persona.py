@@ -15,6 +15,9 @@ is in 53 of 4,241 injection positives, none of the 8,166 look-alikes (the sets' 
 self-harm) nor of 20,179 plain texts (the sets' plain rows, bench/data's long plain, decode and PII corpora, the
 package's benign, documents, hard-times and forms texts). "Has no rules" and 没有限制 are no licence here: every
 description of the attack quotes them (with them, 18 look-alikes).
+Session 34, from blind eval72 ("Stay in character the whole time; Mrs Pemberton never says she doesn't know
+something"): "never says she doesn't know" licenses too; eval17-72 58 -> 59 of 4,561 positives, still no look-alike
+(6,740) nor plain text (20,979).
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
@@ -54,7 +57,10 @@ _SETUP = alternatives([
 _NEVER_REFUSES = alternatives([
     r"\bnever\s+(?:refuses?|declines?|says?\s+no|turns?\s+(?:anything|anyone|a\s+request|requests)\s+down)\b"
     r"|\bnever\s+(?:says?|said)\s+[\"“']?(?:i\s+can(?:no|')t|sorry)\b"
-    r"|\banswers\s+(?:anything|everything|every\s+question|all\s+questions)\b",
+    r"|\banswers\s+(?:anything|everything|every\s+question|all\s+questions)\b"
+    # "Mrs Pemberton never says she doesn't know something", "DAN never says it cannot help" (blind eval72)
+    r"|\bnever\s+(?:says?|admits?)\s+(?:that\s+)?(?:she|he|they|it)\s+(?:doesn't|does\s+not|can't|cannot|won't)\s+"
+    r"(?:know|answer|help)\b",
     r"(?:从不|从来不|绝不|永远不)(?:会)?(?:说)?[“\"‘']?(?:不能|拒绝|不行|不知道|不可以)"
     r"|什么都(?:回答|敢说|肯说|能说|会说|告诉|答|可以说)|有问必答",
 ])
