@@ -31,7 +31,7 @@ from collections.abc import Iterator
 
 import re2
 
-from rules.findings import utf8_safe
+from rules.findings import alternatives, utf8_safe
 
 _EN = (r"\bsuicid\w*", r"\bkill(?:ing|ed)?\s+my\s*self\b", r"\bkms\b", r"\bunalive\w*",
        r"\bself[- ]?harm\w*", r"\b(?:cut|cutting|burn|burning|hurt|hurting)\s+my\s*self\b",
@@ -61,8 +61,8 @@ _WORDS = _compile()
 # flagged at full depth and not without the cue. Over eval17-70 the rows holding "kill myself" are 206 self-harm
 # positives (all caught, none in an idiom, all still caught) and 25 look-alikes (3 flagged, 2 of them these idioms,
 # unflagged since).
-_IDIOMS = re2.compile(r"(?i)\bkill(?:ing|ed)?\s+my\s*self\s+(?:laughing|with\s+(?:work|worry|stress|overtime))\b"
-                      r"|\bcould\s+(?:\w+\s+)?kill\s+my\s*self\s+for\s+(?:not\s+)?\w+ing\b")
+_IDIOMS = alternatives([r"\bkill(?:ing|ed)?\s+my\s*self\s+(?:laughing|with\s+(?:work|worry|stress|overtime))\b",
+                        r"\bcould\s+(?:\w+\s+)?kill\s+my\s*self\s+for\s+(?:not\s+)?\w+ing\b"])
 
 # As rules/addressed.py: the windows holding a word run the encoder at full depth, and a text that says it at every
 # line says it in its first marks.
