@@ -229,8 +229,10 @@ def _eval(args: argparse.Namespace) -> int:
     detectors: list[semantic.SemanticDetector] = [detector, *extra]
     scanner = evaluate.scanner_detector() if args.lexical == "scanner" else None
     name, lexical = scanner if scanner else ("keyword baseline", evaluate.keyword_detector(cats))
-    fusions = [Fusion(d, clear_below=d.clear_below if args.clear_below is None else args.clear_below)
-               for d in detectors]
+    if args.clear_below is not None:
+        for each in detectors:
+            each.clear_below = args.clear_below  # the detectors' memory floors follow fusion's level
+    fusions = [Fusion(d, clear_below=d.clear_below) for d in detectors]
 
     def fusion(text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
         for f in fusions:

@@ -120,7 +120,15 @@ class ExemplarMemory:
 
     def adjust(self, scores: npt.NDArray[np.floating], x: npt.NDArray[np.floating]) -> F64:
         """The heads' [N, C] scores of rows with head features x [N, F], moved by the memory's margins."""
-        shift = np.clip(self.beta * self.margins(x), -self.max_shift, self.max_shift)
+        return self.shifted(scores, np.clip(self.beta * self.margins(x), -self.max_shift, self.max_shift))
+
+    def reach(self, scores: npt.NDArray[np.floating]) -> tuple[F64, F64]:
+        """The lowest and the highest score `adjust` can make of the heads' [N, C] `scores`, whatever the window's
+        neighbours: the margin's shift is capped at max_shift logits either way."""
+        return self.shifted(scores, -self.max_shift), self.shifted(scores, self.max_shift)
+
+    @staticmethod
+    def shifted(scores: npt.NDArray[np.floating], shift: npt.NDArray[np.floating] | float) -> F64:
         out: F64 = 1.0 / (1.0 + np.exp(-(logit(scores) + shift)))
         return out
 

@@ -254,16 +254,39 @@ class SemanticDetector:
         self.heads = heads
         self.categories = heads.categories
         self.levels = dict(heads.levels)
-        self.clear_below = heads.clear_below  # for rules.fusion.Fusion(clear_below=...)
         self.needs_context = frozenset(needs_context) & set(heads.categories)
         self.fold = fold  # windows read through models/fold.py, as heads trained on folded text need
         self.cues = tuple(c for c in cues if c.categories & set(heads.categories))
+        self.clear_below = heads.clear_below  # for rules.fusion.Fusion(clear_below=...); sets the floors
         self._lexical: dict[str, str] = {}
         for c in categories:
             for lex in c.lexical_categories:
                 self._lexical.setdefault(lex, c.name)
         self._cache: Lru[str, list[_WindowResult]] = Lru(_CACHE_SIZE)
         self._lock = threading.Lock()  # a cached result's windows are completed by context_scores
+
+    @property
+    def clear_below(self) -> float:
+        """Fusion's level: a keyword hit whose context scores under it is cleared (rules.fusion.Fusion)."""
+        return self._clear_below
+
+    @clear_below.setter
+    def clear_below(self, level: float) -> None:
+        # an evaluation may read fusion at another level (`warden models eval --clear-below`): the floors follow
+        self._clear_below = level
+        self._floors = {lang: self._floor_scores(th) for lang, th in self.heads.thresholds.items()}
+
+    def _floor_scores(self, threshold: float) -> npt.NDArray[np.float64]:
+        """Per category, the raw score (before rescaling with `threshold`) under which no decision reads it: the lowest
+        of the scanner's level (0.5), fusion's `clear_below`, the cues' levels and, for `needs_context`, SUPPORT. Heads
+        with a memory score a window that cannot reach these without the memory (`Heads.scores` floors)."""
+        levels = []
+        for c in self.categories:
+            level = min(0.5, self.clear_below, *(cue.level for cue in self.cues if c in cue.categories),
+                        *((SUPPORT,) if c in self.needs_context else ()))
+            # rescale maps [0, threshold) linearly onto [0, 0.5); one part in a million below, for rounding
+            levels.append(2.0 * level * threshold * (1.0 - 1e-6))
+        return np.array(levels, dtype=np.float64)
 
     @property
     def name(self) -> str:
@@ -328,7 +351,7 @@ class SemanticDetector:
     def _full(self, r: _WindowResult, features: npt.NDArray[np.float32]) -> None:
         """The full heads on a window's full encoder features."""
         h = self.heads
-        row = h.scores(features[None, :], [r.window.ids])[0]
+        row = h.scores(features[None, :], [r.window.ids], floors=self._floors[r.window.lang])[0]
         th = h.thresholds[r.window.lang]
         r.second = {c: rescale(float(v), th) for c, v in zip(self.categories, row, strict=True)}
         r.exited = False

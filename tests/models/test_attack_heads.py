@@ -338,3 +338,20 @@ def test_a_lone_surrogate_does_not_stop_the_heads(attack: attack_heads.AttackSem
     # JSON may escape one ("\udfff"): the tokenizer and the cues' RE2 passes read it as U+FFFD
     text = "I have decided to kill myself tonight, I have the pills ready \udfff"
     assert {f.category for f in attack.detect(text)} == {"self_harm"}
+
+
+def test_windows_scored_without_the_memory_decide_as_with_it(detector: semantic.SemanticDetector) -> None:
+    # the memory runs only where it could lift a score to a level some decision reads (models/train.py Heads.scores
+    # floors); at fusion's level 0 every window needs it, which is the memory on every window
+    floored, everywhere = attack_heads.load_detector(detector), attack_heads.load_detector(detector)
+    everywhere.clear_below = 0.0
+    skipped = 0
+    for text in [*INJECTION, *SELF_HARM, *BENIGN, MINUTES, INVOICE]:
+        assert floored.detect(text) == everywhere.detect(text)
+        for a, b in zip(floored.scores(text), everywhere.scores(text), strict=True):
+            if a != b:
+                skipped += 1
+                assert a[2] is not None and b[2] is not None
+                floors = {"prompt_injection": attack_heads.ADDRESSED_LEVEL, "self_harm": 0.5}  # the lowest levels
+                assert all(a[2][c] < floors[c] and b[2][c] < floors[c] for c in floors)
+    assert skipped

@@ -44,3 +44,24 @@ def test_eval_refuses_training_texts(built: build.Built, tmp_path: Path) -> None
     data.write_text(json.dumps({"text": "找个人冒充我进考场", "lang": "zh", "label": "exam_fraud",
                                 "type": "positive_no_keyword"}, ensure_ascii=False) + "\n")
     assert cli.main(["eval", "--data", str(data)]) == 1
+
+
+def test_eval_reads_fusion_and_the_memory_floors_at_the_level_given(built: build.Built, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from rules import fusion
+
+    seen: list[tuple[float, float, float]] = []
+    real = fusion.Fusion.__init__
+
+    def spy(self: fusion.Fusion, scorer: object, **kw: object) -> None:
+        real(self, scorer, **kw)  # type: ignore[arg-type]
+        th = scorer.heads.thresholds["en"]  # type: ignore[attr-defined]
+        seen.append((self.clear_below, scorer.clear_below, scorer._floors["en"].max() / (2 * th)))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(fusion.Fusion, "__init__", spy)
+    data = tmp_path / "eval.jsonl"
+    data.write_text(json.dumps({"text": "how do I bake sourdough bread", "lang": "en", "label": None,
+                                "type": "benign"}) + "\n")
+    assert cli.main(["eval", "--data", str(data), "--clear-below", "0.1"]) == 0
+    assert len(seen) == 2  # the builtin heads and the attack heads
+    assert all(fused == level == 0.1 and floor == pytest.approx(0.1, abs=1e-5) for fused, level, floor in seen)

@@ -3,6 +3,7 @@ carries one (models/train.py, version 6)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from models import train
 from models.errors import ModelsError
 from models.gate import Gate
+from models.lexical import LexicalStack
 from models.memory import MAX_SHIFT, NEGATIVE, ExemplarMemory
 
 WIDTH, RANK = 12, 4
@@ -136,3 +138,35 @@ def test_a_version_and_memory_that_disagree_are_refused(tmp_path: Path) -> None:
     path.write_text(_heads(None).to_json().replace('"version":5', '"version":6'))
     with pytest.raises(ModelsError, match="version 6 needs a memory section"):
         train.Heads.load(path)
+
+
+def test_reach_bounds_every_score_the_margins_can_make() -> None:
+    memory, x, _ = _memory(beta=1000.0)  # margins far past the cap either way
+    p = np.random.default_rng(5).uniform(0.001, 0.999, size=(30, 2))
+    low, high = memory.reach(p)
+    moved = memory.adjust(p, x)
+    assert (low <= moved + 1e-12).all() and (moved <= high + 1e-12).all()
+    assert np.isclose(moved, low).any() and np.isclose(moved, high).any()  # the cap is reached both ways
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_a_row_the_memory_cannot_lift_to_its_floor_is_scored_without_it(stacked: bool) -> None:
+    rng = np.random.default_rng(6)
+    raw = rng.normal(size=(40, 4 * 384))
+    plain = _heads(None)
+    x = plain.features.apply(raw)
+    memory = ExemplarMemory.fit(x, np.array([1] * 10 + [2] * 10 + [0] * 20), 2, _basis(x, 16), 20.0)
+    ids = [[1 + i % 3, 2] for i in range(len(raw))]
+    lex = LexicalStack(10, np.array([1, 2, 3]), np.array([[1.0, -0.5], [0.2, 0.4], [-1.0, 0.8]]),
+                       np.array([[0.8, 1.0, -0.3], [1.2, 0.5, 0.1]])) if stacked else None
+    heads = dataclasses.replace(_heads(memory), lexical=lex)
+    exact = heads.scores(raw, ids)
+    without = dataclasses.replace(heads, memory=None).scores(raw, ids)
+    floors = np.quantile(exact, 0.6, axis=0)  # some rows can reach them, some cannot
+    floored = heads.scores(raw, ids, floors=floors)
+    moved = ~np.isclose(floored, exact).all(axis=1)
+    assert moved.any() and not moved.all()
+    assert np.array_equal(floored[moved], without[moved])  # scored without the memory ...
+    assert (floored[moved] < floors).all() and (exact[moved] < floors).all()  # ... and under the floors either way
+    assert np.array_equal(floored[~moved], exact[~moved])
+    assert np.array_equal(heads.scores(raw, ids, floors=np.zeros(2)), exact)  # a floor of 0: every row needs it
