@@ -187,7 +187,8 @@ _ZH_SOFTWARE = (r"(?:(?:智能|辅助|自动)\p{Han}{0,4}?(?:工具|系统|程�
 # An AI named by a person's job ("AI教练", "学习机AI辅导老师"): the job word alone is a person, the AI before it is not.
 _ZH_AI_ROLE = (r"(?:AI|人工智能|大模型)\p{Han}{0,4}?(?:老师|教练|医生|客服|顾问|助教|专员|律师|导购|店员|主播|坐席"
                r"|秘书|管家|小助理|审稿人|评审|评委|阅卷人|审核员)")
-_ZH = r"(?:助手|机器人|智能体|" + _ZH_AI_ROLE + r"|AI|大模型|模型|助理|管家|Copilot|GPT)"
+# "智能客服" is the bot on a platform's help line, never a person (eval73: "致平台智能客服：...").
+_ZH = r"(?:助手|机器人|智能体|智能客服|" + _ZH_AI_ROLE + r"|AI|大模型|模型|助理|管家|Copilot|GPT)"
 # Devices that act on what they hear ("屏幕前的智能音箱，现在进入..."), and software by its kind, for the forms that
 # set them apart as addressees (a quoted vocative, a 致 heading).
 _ZH_DEVICE = (r"(?:智能音箱|音箱|扫地机器人|扫地机|智能门锁|车机|智能手表|电话手表|智能电视|中控屏|智能家居|学习机"
@@ -611,7 +612,7 @@ _AUTOMATED = (r"\b(?:ai|a\.i\.|llm|llms|gpt|language models?|automated|autonomou
               r"|(?:致|给|写给)\p{Han}{0,10}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]|" + _ZH_DEVICE +
               r"|" + _ZH_QUOTED_SOFTWARE + r"$|" + _MODEL_FIELD +
               # "AI" only as a word: case-insensitive, it is in "claims agents" too
-              r"|人工智能|机器人|智能体|大模型|" + _WAKE)
+              r"|人工智能|机器人|智能体|智能客服|大模型|" + _WAKE)
 _MACHINE_ROLE = r"\b(?:assistants?|agents?|models?|generators?|helpers?)\b|助手|助理|模型|管家|" + _ZH_SOFTWARE
 _PERSON_ROLE = (r"\b(?:estate|letting|travel|insurance|sales|support|service|customer|ticket|booking|shipping|customs"
                 r"|border|secret|special|free|sports|talent|literary|leasing|rental|property|claims?|field|station|gate"
