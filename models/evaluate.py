@@ -160,9 +160,11 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # reading) and read once after the session's changes (its .md has the reading): a development set since.
 # eval72 (0b090ab) was written blind at the end of session 34 the same way (its writer read only eval71.md before its
 # first reading) and read once right after, with the session's final product (its .md has the reading).
-# eval73 (written blind at the start of session 35 the same way; its writer read only eval72.md before its first
-# reading) is read once right after its commit, with the shipped heads and heads retrained on eval17-72 (its .md has
-# the reading).
+# eval73 (50cd763) was written blind at the start of session 35 the same way (its writer read only eval72.md before
+# its first reading) and read once right after, with the shipped heads and heads retrained on eval17-72 (its .md has
+# the reading): a development set since.
+# eval74 (written blind at the end of session 35 the same way; its writer read only eval73.md before its first
+# reading) is read once right after its commit, with the session's final product (its .md has the reading).
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
@@ -187,7 +189,8 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval70.jsonl",
                "semantic_eval71.jsonl",
                "semantic_eval72.jsonl",
-               "semantic_eval73.jsonl")
+               "semantic_eval73.jsonl",
+               "semantic_eval74.jsonl")
 
 
 def data_path(name: str) -> Path:
