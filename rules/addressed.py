@@ -1032,10 +1032,17 @@ def names_a_harm(text: str) -> bool:
     return _ACTION.search(_readable(text)) is not None
 
 
+def authored(text: str) -> bool:
+    """Whether `text` presents its writer's own bot's instructions ("my bot's system prompt", "the prompt I wrote for
+    our garden bot", "帮我改一下...客服机器人的设定"): what it tells the machine, the writer tells their own."""
+    return _AUTHORED_TEXT.search(_readable(text)) is not None
+
+
 def detector() -> SpanDetector:
     """The request detector: a `prompt_injection` finding (kind `addressed`) from each addressee to the harmful
     action it is told to take. Model-free, one or two RE2 passes."""
     return SpanDetector("addressed", KIND, CATEGORY, RULE, instructions)
 
 
-__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "REACH", "RULE", "detector", "instructions", "marks", "names_a_harm"]
+__all__ = ["CATEGORY", "KIND", "MAX_SPANS", "REACH", "RULE", "authored", "detector", "instructions", "marks",
+           "names_a_harm"]
