@@ -71,14 +71,16 @@ def headers(text: str) -> list[tuple[int, int]]:
         out.append((start + (readable[start] == "\n"), end))
         if len(out) == MAX_SPANS:
             break
+    setup = []
+    for m in _SETUP_HEADER.finditer(readable):
+        setup.append((m.start() + (readable[m.start()] == "\n"), m.end()))
+        if len(setup) == MAX_SPANS:
+            break
     # a developer's own changelog for their bot ("Changelog for our support bot\nSystem prompt update: ...") revises
     # their own setup
-    if not addressed.authored(readable):
-        for m in _SETUP_HEADER.finditer(readable):
-            out.append((m.start() + (readable[m.start()] == "\n"), m.end()))
-            if len(out) == 2 * MAX_SPANS:
-                break
-    return sorted(out)[:MAX_SPANS]
+    if setup and not addressed.authored(readable):
+        out = sorted(out + setup)[:MAX_SPANS]
+    return out
 
 
 def detector() -> SpanDetector:
