@@ -163,8 +163,9 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # eval73 (50cd763) was written blind at the start of session 35 the same way (its writer read only eval72.md before
 # its first reading) and read once right after, with the shipped heads and heads retrained on eval17-72 (its .md has
 # the reading): a development set since.
-# eval74 (written blind at the end of session 35 the same way; its writer read only eval73.md before its first
-# reading) is read once right after its commit, with the session's final product (its .md has the reading).
+# eval74 (0850898) was written blind late in session 35 the same way (its writer read only eval73.md before its first
+# reading) and read once right after, with the session's product and session 34's (its .md has the reading): a
+# development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
