@@ -117,12 +117,16 @@ def _heads(memory: ExemplarMemory | None) -> train.Heads:
                        memory=memory)
 
 
+def _encoder_rows_and_memory(seed: int) -> tuple[np.ndarray, np.ndarray, ExemplarMemory]:
+    """40 rows of encoder outputs, their head features through `_heads`' feature map, and a memory fitted on them."""
+    raw = np.random.default_rng(seed).normal(size=(40, 4 * 384))
+    x = _heads(None).features.apply(raw)
+    return raw, x, ExemplarMemory.fit(x, np.array([1] * 10 + [2] * 10 + [0] * 20), 2, _basis(x, 16), 20.0)
+
+
 def test_heads_with_a_memory_are_version_6_and_score_through_it(tmp_path: Path) -> None:
-    rng = np.random.default_rng(4)
-    raw = rng.normal(size=(40, 4 * 384))
+    raw, x, memory = _encoder_rows_and_memory(4)
     plain = _heads(None)
-    x = plain.features.apply(raw)
-    memory = ExemplarMemory.fit(x, np.array([1] * 10 + [2] * 10 + [0] * 20), 2, _basis(x, 16), 20.0)
     with_memory = _heads(memory)
     assert json.loads(plain.to_json())["version"] == train.HEADS_VERSION == 5  # older readers still take it
     assert json.loads(with_memory.to_json())["version"] == train.MEMORY_VERSION == 6
@@ -151,11 +155,7 @@ def test_reach_bounds_every_score_the_margins_can_make() -> None:
 
 @pytest.mark.parametrize("stacked", [False, True])
 def test_a_row_the_memory_cannot_lift_to_its_floor_is_scored_without_it(stacked: bool) -> None:
-    rng = np.random.default_rng(6)
-    raw = rng.normal(size=(40, 4 * 384))
-    plain = _heads(None)
-    x = plain.features.apply(raw)
-    memory = ExemplarMemory.fit(x, np.array([1] * 10 + [2] * 10 + [0] * 20), 2, _basis(x, 16), 20.0)
+    raw, _, memory = _encoder_rows_and_memory(6)
     ids = [[1 + i % 3, 2] for i in range(len(raw))]
     lex = LexicalStack(10, np.array([1, 2, 3]), np.array([[1.0, -0.5], [0.2, 0.4], [-1.0, 0.8]]),
                        np.array([[0.8, 1.0, -0.3], [1.2, 0.5, 0.1]])) if stacked else None
