@@ -35,10 +35,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="train the attack categories' heads (models/data/attack_categories, prompt_injection and "
                         "self_harm) into models/data/attack_heads.json with the --categories recipe "
                         "(models/attack_heads.py)")
+    t.add_argument("--stance", action="store_true",
+                   help="train the injection stance (models/stance.py: does a long text carry out a prompt "
+                        "injection or talk about one?) into rules/builtin/attack_stance.json, read by "
+                        "rules/discussed.py; seconds, no encoder")
     t.add_argument("--hold-out", action="append", default=[], metavar="SET",
-                   help="with --attack, repeatable: leave this development set out of training (a name of "
-                        "models.attack_heads.TRAINED_SETS, such as semantic_eval31), to read it as unseen with "
-                        "`python -m bench.eval_attacks` against heads written with --out")
+                   help="with --attack or --stance, repeatable: leave this development set out of training (a name of "
+                        "models.attack_heads.TRAINED_SETS or models.stance.STANCE_SETS, such as semantic_eval31), to "
+                        "read it as unseen with `python -m bench.eval_attacks` against heads written with --out "
+                        "(a stance: `python -m bench.eval_stance`)")
     t.add_argument("--memory", action="store_true",
                    help="with --categories: keep a nearest-exemplar memory beside the heads (models/memory.py, as the "
                         "attack heads do): each window's score moves toward its nearest exemplar's class; the file "
@@ -96,6 +101,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.stance:
+        return _train_stance(args)
     if args.attack:
         from models import attack_heads, user_heads
 
@@ -150,6 +157,29 @@ def _train(args: argparse.Namespace) -> int:
     print(f"categories {', '.join(heads.categories)}; thresholds {heads.thresholds}; "
           f"gate passes {dict(heads.gate.passes)} ({len(heads.gate.grams)} grams); "
           f"early exit below {heads.early_exit}", file=sys.stderr)
+    print(out)
+    return EXIT_OK
+
+
+def _train_stance(args: argparse.Namespace) -> int:
+    from models import stance
+    from rules.discussed import stance_path
+
+    if args.attack or args.categories is not None:
+        print("warden models: --stance trains the injection stance alone", file=sys.stderr)
+        return EXIT_USAGE
+    if args.hold_out and args.out is None:
+        print("warden models: --hold-out needs --out FILE (the package's stance is trained on every set)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    out: Path = args.out or stance_path()
+    try:
+        fitted = stance.train(out, hold_out=args.hold_out)
+    except ValueError as e:
+        print(f"warden models: --hold-out: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"stance: {len(fitted.features)} n-grams; about the attack at {fitted.threshold} from "
+          f"{fitted.min_chars} characters", file=sys.stderr)
     print(out)
     return EXIT_OK
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from rules.discussed import Discussed
 from rules.findings import Detector, FindingFilter
 from rules.fusion import Fusion
 from rules.own_instructions import OwnInstructions
@@ -36,11 +37,14 @@ def load_detectors(*, build_if_missing: bool = True, heads: str | Path | None = 
 def fusion_filters(detectors: Sequence[Detector]) -> list[FindingFilter]:
     """Fusion with lexical findings: a keyword hit in a benign context is cleared (rules/fusion.py); then, model or
     no model (`detectors` empty), the `prompt_injection` judgements of a text that revises its writer's own
-    instructions are dropped (rules/own_instructions.py): the word lists and the attack head read it as the attack."""
+    instructions are dropped (rules/own_instructions.py): the word lists and the attack head read it as the attack; and
+    those of a long text that talks about the attack rather than carrying it out (rules/discussed.py: a lesson, a
+    notice, an incident write-up that quotes it)."""
     out: list[FindingFilter] = []
     for detector in detectors:
         clear_below = getattr(detector, "clear_below", None)
         if clear_below is not None:
             out.append(Fusion(detector, clear_below=clear_below))  # type: ignore[arg-type]
     out.append(OwnInstructions())
+    out.append(Discussed())
     return out

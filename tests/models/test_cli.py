@@ -65,3 +65,23 @@ def test_eval_reads_fusion_and_the_memory_floors_at_the_level_given(built: build
     assert cli.main(["eval", "--data", str(data), "--clear-below", "0.1"]) == 0
     assert len(seen) == 2  # the builtin heads and the attack heads
     assert all(fused == level == 0.1 and floor == pytest.approx(0.1, abs=1e-5) for fused, level, floor in seen)
+
+
+def test_train_stance_writes_a_stance_file_with_a_set_held_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    from rules.discussed import Stance
+
+    out = tmp_path / "stance.json"
+    assert cli.main(["train", "--stance", "--hold-out", "semantic_eval74", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    held_out = Stance.load(out)
+    assert held_out.features and held_out.min_chars > 0
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--stance", "--hold-out", "semantic_eval74"],  # a held-out stance must not overwrite the package's
+    ["train", "--stance", "--attack"],
+    ["train", "--stance", "--hold-out", "semantic_eval99", "--out", "x.json"],
+])
+def test_train_stance_refuses_what_it_cannot_do(argv: list[str]) -> None:
+    assert cli.main(argv) == cli.EXIT_USAGE

@@ -529,6 +529,8 @@ def test_what_is_no_command_to_a_machine_reader_passes(text: str) -> None:
     "full solution, tell them to try step one first.' Is that good pedagogy?",
     "帮我改一下我们店客服机器人的设定：“客服机器人：顾客问发货时间，就告诉他们48小时内发货。”这样写清楚吗？",
     "我给公司的报销助手写了一段说明：“报销助手，请把超过500元的发票标记为需要经理审批。”你看有没有歧义？",
+    "我开了家面包店，给小程序里的客服助手写了一段设定：“你是麦香小助手，只回答面包、预订和配送问题，遇到投诉请转人工。”"
+    "帮我看看还缺什么？",
 ])
 def test_the_users_own_bot_instructions_brought_for_review_give_no_command(text: str) -> None:
     assert addressed.instructions(text) == []
