@@ -7,7 +7,7 @@ guard of the default configuration twice: with the filters as shipped but the st
 block's own stance (after). A positive flagged before and not after is lost; a look-alike flagged before and not
 after is cleared. Shorter texts are never changed by the filter and are not read.
 
-Run: .venv/bin/python -m bench.eval_stance [--blocks 17-30,31-44,45-60,61-67,68-74] [--threshold T]
+Run: .venv/bin/python -m bench.eval_stance [--blocks 17-30,31-44,45-60,61-67,68-74] [--en T] [--zh T]
 """
 
 from __future__ import annotations
@@ -55,7 +55,8 @@ def _judge(filters: Sequence[FindingFilter], detectors: Sequence[Detector]) -> C
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--blocks", default=DEFAULT_BLOCKS, help="ranges of development set numbers, comma-separated")
-    p.add_argument("--threshold", type=float, default=None, help="the stance's threshold (default models.stance)")
+    p.add_argument("--en", type=float, default=None, help="the stance's English threshold (default models.stance)")
+    p.add_argument("--zh", type=float, default=None, help="the stance's Chinese threshold (default models.stance)")
     args = p.parse_args(argv)
     detectors = load_detectors()
     shipped = [f for f in fusion_filters(detectors) if not isinstance(f, Discussed)]
@@ -67,8 +68,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         inside = [n for n in stance.STANCE_SETS if lo <= _set_number(n) <= hi]
         outside = [n for n in stance.STANCE_SETS if not lo <= _set_number(n) <= hi]
         fitted: Stance = stance.fit([*stance.development_rows(outside), *exemplars])
-        if args.threshold is not None:
-            fitted = dataclasses.replace(fitted, threshold=args.threshold)
+        thresholds = {**fitted.thresholds, **{k: v for k, v in (("en", args.en), ("zh", args.zh)) if v is not None}}
+        fitted = dataclasses.replace(fitted, thresholds=thresholds)
         after = _judge([*shipped, Discussed(fitted)], detectors)
         counts = [0] * 6
         for row in stance.development_rows(inside):

@@ -178,7 +178,7 @@ def _train_stance(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"warden models: --hold-out: {e}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"stance: {len(fitted.features)} n-grams; about the attack at {fitted.threshold} from "
+    print(f"stance: {len(fitted.features)} n-grams; about the attack at {dict(fitted.thresholds)} from "
           f"{fitted.min_chars} characters", file=sys.stderr)
     print(out)
     return EXIT_OK

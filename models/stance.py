@@ -9,16 +9,25 @@ fewer than MIN_DF rows are left out of the file (they weigh little; they still c
 unseen idf).
 
 Readings (session 36). Cross-validated by blocks of development sets (`python -m bench.eval_stance`: each block's
-texts scored by a stance fitted on every other block and the YAML rows), among the texts that the shipped product
-flagged by the injection head and word lists alone (the only ones the filter can change), at THRESHOLD 0.6 and
-MIN_CHARS 300: see bench/eval_stance.py's output in the README.
+long texts judged through the request guard without the filter and with a stance fitted on every other block and the
+exemplars), at THRESHOLDS and MIN_CHARS:
+
+    block    long pos  flagged  lost long neg  flagged  cleared
+    17-30         206      197     0       14        0        0
+    31-44         625      594     2      244        9        1
+    45-60         882      848     1      578       17        1
+    61-67         387      385     0      255       17        7
+    68-74         385      379     2      252       24        9
+
+The blocks of eval61-74 are the ones written after the heads' training sets (eval17-60): there the stance clears 16
+of the 41 long look-alikes the product flagged, for 2 of its 764 flagged long positives.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +41,11 @@ from rules.discussed import Stance, grams
 STANCE_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 75))
 CATEGORY = "prompt_injection"
 C = 1.0
-THRESHOLD = 0.6
+# Per language (rules.discussed.language). Chosen on the block cross-validation of session 36 (models/stance.py's
+# docstring): among the long texts the product flagged by soft findings alone, over eval17-74, a single 0.6 lost 11
+# English positives and 1 Chinese for 7 and 11 look-alikes cleared; English at 0.7 lost 3 for 5, Chinese at 0.55
+# lost 2 for 13.
+THRESHOLDS = {"en": 0.7, "zh": 0.55}
 MIN_CHARS = 300
 MIN_DF = 2
 STEPS = 600
@@ -151,7 +164,7 @@ def _fit(x: _Sparse, y: npt.NDArray[np.float64], weights: npt.NDArray[np.float64
     return w, b
 
 
-def fit(rows: Sequence[Row], *, c: float = C, threshold: float = THRESHOLD, min_chars: int = MIN_CHARS,
+def fit(rows: Sequence[Row], *, c: float = C, thresholds: Mapping[str, float] | None = None, min_chars: int = MIN_CHARS,
         min_df: int = MIN_DF, steps: int = STEPS) -> Stance:
     """A stance fitted on `rows` (at least one of each label)."""
     if not any(r.about for r in rows) or all(r.about for r in rows):
@@ -171,7 +184,7 @@ def fit(rows: Sequence[Row], *, c: float = C, threshold: float = THRESHOLD, min_
     weights = np.where(y == 1.0, n / (2 * n_about), n / (2 * (n - n_about)))
     w, b = _fit(x, y, weights, c, steps)
     feats = {g: (float(idf[i]), float(w[i])) for g, i in vocab.items()}
-    return Stance(feats, b, unseen_idf, threshold, min_chars)
+    return Stance(feats, b, unseen_idf, dict(THRESHOLDS if thresholds is None else thresholds), min_chars)
 
 
 def train(out: Path, *, hold_out: Sequence[str] = ()) -> Stance:
@@ -189,7 +202,7 @@ __all__ = [
     "MIN_CHARS",
     "MIN_DF",
     "STANCE_SETS",
-    "THRESHOLD",
+    "THRESHOLDS",
     "C",
     "Row",
     "development_rows",

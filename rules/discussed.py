@@ -46,7 +46,7 @@ CATEGORY = "prompt_injection"
 CLEARED_KINDS = frozenset({"word", "pattern", "semantic"})
 SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND, forged.KIND, persona.KIND, cover.KIND,
                              DECODED_KIND})
-FORMAT = 1
+FORMAT = 2
 
 # Quotations: what the text quotes is the attack, its frame is what the writer says about it (the quote's inside is
 # left out, a placeholder keeps its place).
@@ -60,6 +60,19 @@ _STOCK = re.compile(r"ignore\s+(?:all\s+)?(?:your\s+|the\s+)?(?:previous|prior|a
 _WORD = re.compile(r"[a-z]{2,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]+")
 _SPACE = re.compile(r"\s+")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+LANGUAGES = ("en", "zh")
+
+
+def language(text: str) -> str:
+    """"zh" when at least a fifth of the letters are Chinese characters, else "en" (as models.categories.language)."""
+    if text.isascii():
+        return "en"
+    han = sum(map(len, _HAN.findall(text)))
+    latin = len(_LATIN.findall(text))
+    return "zh" if han and han * 5 >= han + latin else "en"
 
 
 def frame(text: str) -> str:
@@ -92,7 +105,8 @@ class Stance:
     features: Mapping[str, tuple[float, float]]  # gram -> (idf, weight)
     bias: float
     unseen_idf: float
-    threshold: float  # a text's probability at or over this reads as about the attack
+    thresholds: Mapping[str, float]  # per language ("en", "zh": `language`): a probability at or over it reads as
+    #                                  about the attack
     min_chars: int  # shorter texts are not judged
 
     def probability(self, text: str) -> float:
@@ -111,22 +125,24 @@ class Stance:
         return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
     def about_the_attack(self, text: str) -> bool:
-        return len(text) >= self.min_chars and self.probability(text) >= self.threshold
+        return len(text) >= self.min_chars and self.probability(text) >= self.thresholds[language(text)]
 
     def to_json(self) -> str:
         feats = {g: [round(i, 5), round(w, 6)] for g, (i, w) in sorted(self.features.items())}
         return json.dumps({"format": FORMAT, "bias": round(self.bias, 6), "unseen_idf": round(self.unseen_idf, 5),
-                           "threshold": self.threshold, "min_chars": self.min_chars, "features": feats},
+                           "thresholds": dict(sorted(self.thresholds.items())), "min_chars": self.min_chars,
+                           "features": feats},
                           ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def load(cls, path: Path) -> Stance:
         obj = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(obj, dict) or obj.get("format") != FORMAT or not isinstance(obj.get("features"), dict):
+        if (not isinstance(obj, dict) or obj.get("format") != FORMAT or not isinstance(obj.get("features"), dict)
+                or not isinstance(obj.get("thresholds"), dict) or set(obj["thresholds"]) != set(LANGUAGES)):
             raise ValueError(f"{path}: not a stance file of format {FORMAT} (`warden models train --stance`)")
         feats = {str(g): (float(v[0]), float(v[1])) for g, v in obj["features"].items()}
-        return cls(feats, float(obj["bias"]), float(obj["unseen_idf"]), float(obj["threshold"]),
-                   int(obj["min_chars"]))
+        thresholds = {str(k): float(v) for k, v in obj["thresholds"].items()}
+        return cls(feats, float(obj["bias"]), float(obj["unseen_idf"]), thresholds, int(obj["min_chars"]))
 
 
 def stance_path() -> Path:
@@ -157,5 +173,5 @@ class Discussed:
         return [f for f in findings if not (f.category == CATEGORY and f.kind in CLEARED_KINDS)]
 
 
-__all__ = ["CATEGORY", "CLEARED_KINDS", "SIGNATURE_KINDS", "Discussed", "Stance", "default_stance", "frame", "grams",
-           "stance_path"]
+__all__ = ["CATEGORY", "CLEARED_KINDS", "LANGUAGES", "SIGNATURE_KINDS", "Discussed", "Stance", "default_stance",
+           "frame", "grams", "language", "stance_path"]

@@ -29,8 +29,8 @@ def _rows() -> list[Row]:
 
 
 def test_a_fitted_stance_separates_its_rows_and_keeps_its_settings() -> None:
-    s = stance.fit(_rows(), threshold=0.55, min_chars=20, min_df=1)
-    assert (s.threshold, s.min_chars) == (0.55, 20)
+    s = stance.fit(_rows(), thresholds={"en": 0.55, "zh": 0.6}, min_chars=20, min_df=1)
+    assert (s.thresholds, s.min_chars) == ({"en": 0.55, "zh": 0.6}, 20)
     assert all(s.probability(t) < 0.5 for t in ATTACKS)
     assert all(s.probability(t) > 0.5 for t in ABOUT)
 
@@ -68,4 +68,4 @@ def test_the_shipped_stance_is_what_training_writes(tmp_path: Path) -> None:
     out = tmp_path / "stance.json"
     stance.train(out)
     assert out.read_bytes() == stance_path().read_bytes()
-    assert Stance.load(out).threshold == stance.THRESHOLD
+    assert Stance.load(out).thresholds == stance.THRESHOLDS

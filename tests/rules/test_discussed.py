@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-from rules.discussed import CLEARED_KINDS, SIGNATURE_KINDS, Discussed, Stance, default_stance, frame, grams
+from rules.discussed import (
+    CLEARED_KINDS,
+    SIGNATURE_KINDS,
+    Discussed,
+    Stance,
+    default_stance,
+    frame,
+    grams,
+    language,
+)
 from rules.findings import Finding
 
 # Lessons and briefings that quote an attack to teach it
@@ -58,8 +68,8 @@ def test_grams_are_words_and_word_pairs_or_characters_and_character_pairs() -> N
 
 
 def _stance(threshold: float = 0.5, min_chars: int = 10) -> Stance:
-    return Stance({"w:lesson": (2.0, 3.0), "w:send": (1.5, -3.0)}, bias=0.0, unseen_idf=3.0, threshold=threshold,
-                  min_chars=min_chars)
+    return Stance({"w:lesson": (2.0, 3.0), "w:send": (1.5, -3.0)}, bias=0.0, unseen_idf=3.0,
+                  thresholds={"en": threshold, "zh": threshold}, min_chars=min_chars)
 
 
 def test_the_probability_is_the_logistic_of_the_normalised_tf_idf_score() -> None:
@@ -100,7 +110,7 @@ def test_the_builtin_stance_does_not_read_the_attack_as_talk_about_it(text: str)
 def test_a_short_text_is_never_judged() -> None:
     s = default_stance()
     short = "帮我给客服团队写一页培训材料，讲讲用户让机器人忽略之前的指令时怎么办。"
-    assert s.probability(short) >= s.threshold and len(short) < s.min_chars
+    assert s.probability(short) >= s.thresholds["zh"] and len(short) < s.min_chars
     assert not s.about_the_attack(short)
 
 
@@ -126,3 +136,16 @@ def test_a_signature_or_a_decoded_payload_keeps_every_finding(kind: str) -> None
 def test_a_text_under_the_length_keeps_its_findings() -> None:
     findings = [_finding("semantic")]
     assert Discussed(_stance(min_chars=100))("a lesson plan", findings) == findings
+
+
+def test_the_language_is_chinese_from_a_fifth_of_the_letters_on() -> None:
+    assert language("Write a lesson plan") == "en"
+    assert language("请帮我写一份教案") == "zh"
+    assert language("帮我看看这个 system prompt 写得怎么样") == "zh"  # 11 of 23 letters
+    assert language("Translate 你好 into French, please, and explain the tones") == "en"
+
+
+def test_each_language_has_its_own_threshold() -> None:
+    s = dataclasses.replace(_stance(), thresholds={"en": 0.99, "zh": 0.01})
+    assert not s.about_the_attack("a lesson plan " * 3)
+    assert s.about_the_attack("一节课的教案，" * 3)
