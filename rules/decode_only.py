@@ -1,0 +1,72 @@
+"""A request to decode something, and nothing more, is not an injection: "Can you decode this geocache hint? Ybbx haqre
+gur guveq srapr cbfg", "请帮我确认这串 base64 能正确解出来" (a wedding invitation's easter egg).
+
+`asks_only_to_decode(text)` says whether a text holds a run the decoder reads as text (rules/decode.py) while it says
+nothing about carrying out what the run says (follow, carry out, treat it as, 照做, 执行) and names no machine reader
+(an assistant, a bot, an AI, a plugin, 助手, 机器人). `DecodeOnly` is a FindingFilter that drops the word-list, pattern
+and semantic `prompt_injection` findings of such a text. What the run says was decoded and scanned already: a decoded
+payload the word lists, patterns or heads flag is a `decoded` finding, which, like every model-free signature (the
+decode-and-obey signature among them, rules/smuggled.py), keeps every finding.
+
+Why (session 36): every blind set is written with harmless encoded strings among its injection look-alikes, and the
+injection head reads "decode this" beside a run as the encoded-payload attack. Over eval17-74, 20 texts were flagged
+by the head and word lists alone while holding a decodable run: the 4 look-alikes (a geocache hint and a puzzle answer
+in ROT13, a wedding greeting and a club's notice in base64) ask to decode and name no reader; each of the 16 positives
+asks to carry the decoded text out or names the machine that will read it (a chat's bot, a mail assistant, an AI
+tutor, a browser plugin).
+
+What it gives up: a run whose decoded instruction none of the scanners flags, sent with a bare "decode this", passes
+the injection head. The model that decodes it reads that instruction too; the decode-and-obey signature and the
+scanners of the decoded text are what stand there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rules.decode import DecodeConfig, Decoder
+from rules.discussed import CATEGORY, CLEARED_KINDS, SIGNATURE_KINDS
+from rules.findings import Finding, alternatives, utf8_safe
+
+# Carrying the decoded text out: "follow it", "carry them out", "treat it as coming from", "do what it says", 照做,
+# 照办, 照着, 执行, 按它 ("the following base64" is no such word)
+_OBEY = alternatives([
+    r"\b(?:follow(?:s|ed)?|obey\w*|execut\w*|compl(?:y|ies|ied)|apply|applies|applied)\b|\bcarr(?:y|ies|ying)\s+(?:\w+\s+){0,2}?out\b|\bcarry\s+(?:it|them)\b"
+    r"|\bdo\s+(?:what|as)\s+(?:it|they)\s+says?\b|\bact\s+on\b|\btreat\s+(?:it|them|this)\s+as\b",
+    r"照做|照办|照着|执行|遵守|遵照|遵循|按照?(?:它|这|上面|里面|内容|要求)",
+])
+# A machine that reads the text or the run: an assistant, a bot, an AI, a plugin; the model's own rules or setup
+_READER = alternatives([
+    r"\b(?:assistants?|bots?|ai|agents?|models?|chatbots?|gpt|llms?|copilot|plugins?|tutor)\b"
+    r"|\byou\s+are\b|\byour\s+(?:rules|instructions|setup|system|guidelines)\b",
+    r"助手|机器人|智能|插件|模型|客服|你的(?:规则|设定|指令)",
+])
+
+
+class DecodeOnly:
+    """FindingFilter: drops the word-list, pattern and semantic `prompt_injection` findings of a text that asks only to
+    decode a run (`asks_only_to_decode`), unless a signature or a decoded payload found something in it."""
+
+    def __init__(self, config: DecodeConfig | None = None) -> None:
+        self._config = config if config is not None else DecodeConfig()
+        self._decoder = Decoder(self._config)
+
+    def asks_only_to_decode(self, text: str) -> bool:
+        """Whether `text` holds a run the decoder reads as text, with no word of carrying it out nor of a machine
+        reader."""
+        readable = utf8_safe(text)
+        if _OBEY.search(readable) is not None or _READER.search(readable) is not None:
+            return False
+        if self._decoder.too_short(readable):
+            return False
+        return bool(self._decoder.runs(readable, [self._config.max_bytes, self._config.max_runs]))
+
+    def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
+        clearable = [f for f in findings if f.category == CATEGORY and f.kind in CLEARED_KINDS]
+        if (not clearable or any(f.category == CATEGORY and f.kind in SIGNATURE_KINDS for f in findings)
+                or not self.asks_only_to_decode(text)):
+            return findings
+        return [f for f in findings if not (f.category == CATEGORY and f.kind in CLEARED_KINDS)]
+
+
+__all__ = ["DecodeOnly"]
