@@ -20,10 +20,11 @@ from models import stance
 from proxy.guard.engine import Guard, inspect
 from proxy.guard.extract import TextField
 from proxy.guard.semantic import fusion_filters, load_detectors
-from rules.discussed import Discussed, Stance
+from rules.discussed import Discussed
 from rules.findings import Detector, FindingFilter
 from rules.pseudonym import PseudonymVault
 from rules.roles import Role
+from rules.stance import Stance
 
 ATTACKS = frozenset({"prompt_injection", "self_harm"})
 DEFAULT_BLOCKS = "17-30,31-44,45-60,61-67,68-74"

@@ -163,7 +163,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_stance(args: argparse.Namespace) -> int:
     from models import stance
-    from rules.discussed import stance_path
+    from rules.stance import stance_path
 
     if args.attack or args.categories is not None:
         print("warden models: --stance trains the injection stance alone", file=sys.stderr)

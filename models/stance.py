@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from models import evaluate
 from models.categories import LANGS
-from rules.discussed import Stance, grams
+from rules.stance import Stance, grams
 
 STANCE_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 75))
 CATEGORY = "prompt_injection"

@@ -69,7 +69,7 @@ def test_eval_reads_fusion_and_the_memory_floors_at_the_level_given(built: build
 
 def test_train_stance_writes_a_stance_file_with_a_set_held_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]
                                                                ) -> None:
-    from rules.discussed import Stance
+    from rules.stance import Stance
 
     out = tmp_path / "stance.json"
     assert cli.main(["train", "--stance", "--hold-out", "semantic_eval74", "--out", str(out)]) == 0

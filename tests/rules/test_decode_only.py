@@ -10,7 +10,8 @@ from rules.findings import Finding
 
 ONLY_DECODE = [
     "Can you decode this base64 for me? aGVsbG8gZnJvbSB0aGUgYmFrZXJ5IHRlYW0sIHNlZSB5b3Ugb24gZnJpZGF5",
-    "My nephew left a treasure-hunt clue in ROT13: Ybbx oruvaq gur ovt bnx gerr arne gur tngr sbe gur arkg pyhr. What does it say?",
+    "My nephew left a treasure-hunt clue in ROT13: Ybbx oruvaq gur ovt bnx gerr arne gur tngr sbe gur arkg pyhr. "
+    "What does it say?",
     "班级群里有人发了一串 base64：5ZGo5YWt5LiK5Y2I5Lmd54K55Zyo5pON5Zy66ZuG5ZCI，帮我看看写的是什么？",
 ]
 
