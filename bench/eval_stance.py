@@ -1,5 +1,5 @@
-"""The injection stance (rules/discussed.py, models/stance.py) read unseen: cross-validated by blocks of development
-sets, through the product.
+"""The injection stance (rules/stance.py, models/stance.py; its filter rules/discussed.py) read unseen:
+cross-validated by blocks of development sets, through the product.
 
 For each block, a stance is fitted on every other block and the exemplars (models/stance.py `fit`), and each of the
 block's prompt-injection positives and look-alikes of at least the stance's `min_chars` is sent through the request

@@ -1,8 +1,9 @@
-"""Training of the injection stance (rules/discussed.py): does a text carry out a prompt injection or talk about one?
+"""Training of the injection stance (rules/stance.py, read by rules/discussed.py): does a text carry out a prompt
+injection or talk about one?
 
 Rows: the prompt-injection positives (label 0: carries it out) and hard negatives (label 1: about it, or merely like
 it) of the read development sets (STANCE_SETS) and of models/data/attack_categories/prompt_injection.yaml. Features:
-rules.discussed.grams (a text's frame: quotations and stock phrases out), TF-IDF with sublinear counts and smoothed
+rules.stance.grams (a text's frame: quotations and stock phrases out), TF-IDF with sublinear counts and smoothed
 idf, rows L2-normalised. Model: logistic regression, L2 penalty 1/C with C = 1, classes weighted to balance, fitted by
 accelerated gradient descent on the sparse rows (deterministic: the same rows give the same file). n-grams seen in
 fewer than MIN_DF rows are left out of the file (they weigh little; they still count toward a text's norm, at the
@@ -41,7 +42,7 @@ from rules.stance import Stance, grams
 STANCE_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 75))
 CATEGORY = "prompt_injection"
 C = 1.0
-# Per language (rules.discussed.language). Chosen on the block cross-validation of session 36 (models/stance.py's
+# Per language (rules.stance.language). Chosen on the block cross-validation of session 36 (models/stance.py's
 # docstring): among the long texts the product flagged by soft findings alone, over eval17-74, a single 0.6 lost 11
 # English positives and 1 Chinese for 7 and 11 look-alikes cleared; English at 0.7 lost 3 for 5, Chinese at 0.55
 # lost 2 for 13.
