@@ -167,7 +167,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # reading) and read once right after, with the session's product and session 34's (its .md has the reading): a
 # development set since.
 # eval75 and eval76 (1d501af) were written blind at the start of session 36 by two helpers at once, each reading only
-# eval74.md before its first reading; read once at the session's end.
+# eval74.md before its first reading, and read once after the session's changes, with its product and session 35's
+# (their .md files have the reading): development sets since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
