@@ -25,13 +25,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rules.decode import DecodeConfig, Decoder
-from rules.discussed import CATEGORY, CLEARED_KINDS, SIGNATURE_KINDS
+from rules.discussed import SIGNATURE_KINDS
 from rules.findings import Finding, alternatives, utf8_safe
+from rules.own_instructions import without_soft_findings
 
 # Carrying the decoded text out: "follow it", "carry them out", "treat it as coming from", "do what it says", 照做,
 # 照办, 照着, 执行, 按它 ("the following base64" is no such word)
 _OBEY = alternatives([
-    r"\b(?:follow(?:s|ed)?|obey\w*|execut\w*|compl(?:y|ies|ied)|apply|applies|applied)\b|\bcarr(?:y|ies|ying)\s+(?:\w+\s+){0,2}?out\b|\bcarry\s+(?:it|them)\b"
+    r"\b(?:follow(?:s|ed)?|obey\w*|execut\w*|compl(?:y|ies|ied)|apply|applies|applied)\b"
+    r"|\bcarr(?:y|ies|ying)\s+(?:\w+\s+){0,2}?out\b|\bcarry\s+(?:it|them)\b"
     r"|\bdo\s+(?:what|as)\s+(?:it|they)\s+says?\b|\bact\s+on\b|\btreat\s+(?:it|them|this)\s+as\b",
     r"照做|照办|照着|执行|遵守|遵照|遵循|按照?(?:它|这|上面|里面|内容|要求)",
 ])
@@ -62,11 +64,7 @@ class DecodeOnly:
         return bool(self._decoder.runs(readable, [self._config.max_bytes, self._config.max_runs]))
 
     def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
-        clearable = [f for f in findings if f.category == CATEGORY and f.kind in CLEARED_KINDS]
-        if (not clearable or any(f.category == CATEGORY and f.kind in SIGNATURE_KINDS for f in findings)
-                or not self.asks_only_to_decode(text)):
-            return findings
-        return [f for f in findings if not (f.category == CATEGORY and f.kind in CLEARED_KINDS)]
+        return without_soft_findings(findings, SIGNATURE_KINDS, lambda: self.asks_only_to_decode(text))
 
 
 __all__ = ["DecodeOnly"]

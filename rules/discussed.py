@@ -28,15 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rules import addressed, cover, extraction, forged, persona, smuggled
+from rules import own_instructions
 from rules.decode import DECODED_KIND
 from rules.findings import Finding
+from rules.own_instructions import CATEGORY, CLEARED_KINDS, without_soft_findings
 from rules.stance import Stance, default_stance
 
-CATEGORY = "prompt_injection"
-CLEARED_KINDS = frozenset({"word", "pattern", "semantic"})
-SIGNATURE_KINDS = frozenset({addressed.KIND, smuggled.KIND, extraction.KIND, forged.KIND, persona.KIND, cover.KIND,
-                             DECODED_KIND})
+# The signatures of rules/own_instructions.py, and a decoded payload the scanners flagged
+SIGNATURE_KINDS = frozenset({*own_instructions.SIGNATURE_KINDS, DECODED_KIND})
 
 
 class Discussed:
@@ -50,11 +49,7 @@ class Discussed:
     def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
         if len(text) < self._stance.min_chars:
             return findings
-        clearable = [f for f in findings if f.category == CATEGORY and f.kind in CLEARED_KINDS]
-        if (not clearable or any(f.category == CATEGORY and f.kind in SIGNATURE_KINDS for f in findings)
-                or not self._stance.about_the_attack(text)):
-            return findings
-        return [f for f in findings if not (f.category == CATEGORY and f.kind in CLEARED_KINDS)]
+        return without_soft_findings(findings, SIGNATURE_KINDS, lambda: self._stance.about_the_attack(text))
 
 
 __all__ = ["CATEGORY", "CLEARED_KINDS", "SIGNATURE_KINDS", "Discussed"]

@@ -24,7 +24,7 @@ filter either). Session 32, from blind eval64 ("new rule for this chat, replacin
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from rules import addressed, cover, extraction, forged, persona, smuggled
 from rules.findings import Finding, alternatives, utf8_safe
@@ -84,17 +84,25 @@ def revises_own(text: str) -> bool:
             and not addressed.names_a_harm(text))
 
 
+def without_soft_findings(findings: Sequence[Finding], signatures: Collection[str],
+                          holds: Callable[[], bool]) -> Sequence[Finding]:
+    """`findings` without their word-list, pattern and semantic `prompt_injection` ones (CLEARED_KINDS), when there
+    are some, none of the kinds in `signatures` found anything, and `holds()` says the text is of the filter's kind
+    (asked last: it may cost); else `findings` as they are. The filters that set the attack's soft judgements aside
+    share it: this one, rules/discussed.py, rules/decode_only.py."""
+    if (not any(f.category == CATEGORY and f.kind in CLEARED_KINDS for f in findings)
+            or any(f.category == CATEGORY and f.kind in signatures for f in findings) or not holds()):
+        return findings
+    return [f for f in findings if not (f.category == CATEGORY and f.kind in CLEARED_KINDS)]
+
+
 class OwnInstructions:
     """FindingFilter: drops the word-list, pattern and semantic `prompt_injection` findings of a text that revises
     its writer's own instructions (`revises_own`), unless a signature found something in it (SIGNATURE_KINDS). Pure,
     as FindingFilter asks: it reads only the text and findings it is given."""
 
     def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
-        clearable = [f for f in findings if f.category == CATEGORY and f.kind in CLEARED_KINDS]
-        if (not clearable or any(f.category == CATEGORY and f.kind in SIGNATURE_KINDS for f in findings)
-                or not revises_own(text)):
-            return findings
-        return [f for f in findings if not (f.category == CATEGORY and f.kind in CLEARED_KINDS)]
+        return without_soft_findings(findings, SIGNATURE_KINDS, lambda: revises_own(text))
 
 
-__all__ = ["CATEGORY", "CLEARED_KINDS", "SIGNATURE_KINDS", "OwnInstructions", "revises_own"]
+__all__ = ["CATEGORY", "CLEARED_KINDS", "SIGNATURE_KINDS", "OwnInstructions", "revises_own", "without_soft_findings"]
