@@ -11,7 +11,7 @@ unseen idf).
 
 Readings (session 36). Cross-validated by blocks of development sets (`python -m bench.eval_stance`: each block's
 long texts judged through the request guard without the filter and with a stance fitted on every other block and the
-exemplars), at THRESHOLDS and MIN_CHARS:
+exemplars), at THRESHOLDS and MIN_CHARS (read before rules/decode_only.py joined the filters):
 
     block    long pos  flagged  lost long neg  flagged  cleared
     17-30         206      197     0       14        0        0
@@ -42,10 +42,10 @@ from rules.stance import Stance, grams
 STANCE_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 75))
 CATEGORY = "prompt_injection"
 C = 1.0
-# Per language (rules.stance.language). Chosen on the block cross-validation of session 36 (models/stance.py's
-# docstring): among the long texts the product flagged by soft findings alone, over eval17-74, a single 0.6 lost 11
-# English positives and 1 Chinese for 7 and 11 look-alikes cleared; English at 0.7 lost 3 for 5, Chinese at 0.55
-# lost 2 for 13.
+# Per language (rules.stance.language). Chosen on the block cross-validation of session 36 (the blocks of the
+# docstring, the stances' probabilities read directly): among the long texts the product flagged by soft findings
+# alone over eval17-74, a single 0.6 lost 11 English positives and 1 Chinese for 7 and 11 look-alikes cleared;
+# English at 0.7 lost 3 for 5, Chinese at 0.55 lost 2 for 13.
 THRESHOLDS = {"en": 0.7, "zh": 0.55}
 MIN_CHARS = 300
 MIN_DF = 2
@@ -99,16 +99,20 @@ class _Sparse:
     data: npt.NDArray[np.float64]
     n_cols: int
 
+    def rows(self) -> npt.NDArray[np.int64]:
+        """Each stored value's row (a row without n-grams stores none: a text of digits and symbols only)."""
+        n_rows = len(self.indptr) - 1
+        out: npt.NDArray[np.int64] = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(self.indptr))
+        return out
+
     def dot(self, w: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        prod = self.data * w[self.indices]
-        out: npt.NDArray[np.float64] = np.add.reduceat(prod, self.indptr[:-1]) if len(prod) else np.zeros(0)
-        empty = self.indptr[:-1] == self.indptr[1:]
-        out[empty] = 0.0
+        out: npt.NDArray[np.float64] = np.bincount(self.rows(), weights=self.data * w[self.indices],
+                                                   minlength=len(self.indptr) - 1)
         return out
 
     def tdot(self, g: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        per = np.repeat(g, np.diff(self.indptr))
-        out: npt.NDArray[np.float64] = np.bincount(self.indices, weights=self.data * per, minlength=self.n_cols)
+        out: npt.NDArray[np.float64] = np.bincount(self.indices, weights=self.data * g[self.rows()],
+                                                   minlength=self.n_cols)
         return out
 
 

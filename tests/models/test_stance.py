@@ -46,6 +46,12 @@ def test_rare_grams_are_left_out_of_the_file_but_count_toward_the_norm() -> None
     assert s.unseen_idf > max(idf for idf, _ in s.features.values())
 
 
+def test_a_row_without_n_grams_is_fitted_as_the_bias_alone() -> None:
+    s = stance.fit([*_rows(), Row("12345 67890", False, "test"), Row("!!! ...", True, "test")], min_df=1)
+    assert s.probability("12345 67890") == s.probability("!!! ...") == 0.0  # no n-gram: not judged
+    assert all(s.probability(t) < 0.5 for t in ATTACKS)
+
+
 def test_one_label_alone_is_refused() -> None:
     with pytest.raises(ValueError, match="both labels"):
         stance.fit([Row(t, False, "test") for t in ATTACKS])
