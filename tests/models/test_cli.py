@@ -81,7 +81,7 @@ def test_train_stance_writes_a_stance_file_with_a_set_held_out(tmp_path: Path, c
 @pytest.mark.parametrize("argv", [
     ["train", "--stance", "--hold-out", "semantic_eval74"],  # a held-out stance must not overwrite the package's
     ["train", "--stance", "--attack"],
-    ["train", "--stance", "--hold-out", "semantic_eval99", "--out", "x.json"],
+    ["train", "--stance", "--hold-out", "semantic_eval99", "--out", "x.json"],  # not a development set,
 ])
 def test_train_stance_refuses_what_it_cannot_do(argv: list[str]) -> None:
     assert cli.main(argv) == cli.EXIT_USAGE
