@@ -6,7 +6,9 @@ nothing about carrying out what the run says (follow, carry out, treat it as, �
 (an assistant, a bot, an AI, a plugin, 助手, 机器人). `DecodeOnly` is a FindingFilter that drops the word-list, pattern
 and semantic `prompt_injection` findings of such a text. What the run says was decoded and scanned already: a decoded
 payload the word lists, patterns or heads flag is a `decoded` finding, which, like every model-free signature (the
-decode-and-obey signature among them, rules/smuggled.py), keeps every finding.
+decode-and-obey signature among them, rules/smuggled.py), keeps every finding. That holds only where the decoding
+runs, so the filter sits with it (proxy/guard/engine.py: request scanners with decoding on, the same bounds), not
+among the fusion filters that answers and `warden scan` share.
 
 Why (session 36): every blind set is written with harmless encoded strings among its injection look-alikes, and the
 injection head reads "decode this" beside a run as the encoded-payload attack. Over eval17-74, 20 texts were flagged

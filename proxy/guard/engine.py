@@ -21,6 +21,7 @@ from proxy.guard.extract import TextField
 from proxy.guard.ledger import strongest
 from rules import addressed, cover, extraction, forged, masking, persona, smuggled
 from rules.decode import DecodingDetector
+from rules.decode_only import DecodeOnly
 from rules.findings import Action, Detector, Finding, FindingFilter
 from rules.loader import LoadedRules, load
 from rules.policy import Decision, default_mask
@@ -86,7 +87,8 @@ def compile_policy(
     # they get the lexical rules only (a keyword in a benign context is then blocked, not cleared).
     stream = Scanner(response_rules)
     request = Scanner(request_rules, extra_detectors=(*extra_detectors, *_decoding(rules, extra_detectors),
-                                                      *_injection_signatures(rules)), filters=filters)
+                                                      *_injection_signatures(rules)),
+                      filters=(*filters, *_decode_only(rules)))
     return Policy(
         request,
         stream,
@@ -94,6 +96,13 @@ def compile_policy(
         offload=bool(extra_detectors),
         roles=RolePolicy(request_rules, {r: p for r in request.rule_ids if (p := request.policy(r)) is not None}),
     )
+
+
+def _decode_only(rules: LoadedRules) -> list[FindingFilter]:
+    """The filter that sets aside the soft injection judgements of a bare request to decode a run
+    (rules/decode_only.py), requests only and only with decoding on: it lets them go because the decoded text was
+    scanned, which `_decoding` does, with the same bounds."""
+    return [DecodeOnly(rules.decode)] if rules.decode.enabled else []
 
 
 def _decoding(rules: LoadedRules, semantic: Sequence[Detector]) -> list[Detector]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from rules.decode_only import DecodeOnly
 from rules.discussed import Discussed
 from rules.findings import Detector, FindingFilter
 from rules.fusion import Fusion
@@ -40,8 +39,8 @@ def fusion_filters(detectors: Sequence[Detector]) -> list[FindingFilter]:
     no model (`detectors` empty), the `prompt_injection` judgements of a text that revises its writer's own
     instructions are dropped (rules/own_instructions.py): the word lists and the attack head read it as the attack; and
     those of a long text that talks about the attack rather than carrying it out (rules/discussed.py: a lesson, a
-    notice, an incident write-up that quotes it); and those of a text that asks only to decode a run
-    (rules/decode_only.py)."""
+    notice, an incident write-up that quotes it). (A text that asks only to decode a run: rules/decode_only.py, beside
+    the request's decoding in proxy/guard/engine.py, whose scan of the decoded text it relies on.)"""
     out: list[FindingFilter] = []
     for detector in detectors:
         clear_below = getattr(detector, "clear_below", None)
@@ -49,5 +48,4 @@ def fusion_filters(detectors: Sequence[Detector]) -> list[FindingFilter]:
             out.append(Fusion(detector, clear_below=clear_below))  # type: ignore[arg-type]
     out.append(OwnInstructions())
     out.append(Discussed())
-    out.append(DecodeOnly())
     return out

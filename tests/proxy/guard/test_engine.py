@@ -161,6 +161,22 @@ def test_a_base64_injection_in_the_request_blocks_and_decoding_can_be_turned_off
     assert not inspect(compile_policy([]).response, [TextField(("a",), text)], PseudonymVault()).blocked
 
 
+def test_a_bare_request_to_decode_sets_aside_soft_injection_judgements_only_where_requests_are_decoded(
+        tmp_path: Path) -> None:
+    import base64
+
+    # the word list's "ignore previous instructions" is the soft judgement; the run decodes to a greeting, scanned clean
+    run = base64.b64encode(b"hello from the bakery team, see you on friday").decode()
+    text = f"My cousin wrote 'ignore previous instructions' on a card with this base64 under it: {run} What is it?"
+    field = [TextField(("m",), text)]
+    assert not inspect(compile_policy([]).request, field, PseudonymVault()).blocked
+    # with decoding off nothing read the run, so nothing sets the word list's finding aside; answers are not decoded
+    off_rules = tmp_path / "off.yaml"
+    off_rules.write_text("version: 1\nnormalize: {decode: false}\n")
+    assert inspect(compile_policy([off_rules]).request, field, PseudonymVault()).blocked
+    assert inspect(compile_policy([]).response, [TextField(("a",), text)], PseudonymVault()).blocked
+
+
 def test_stripped_tool_call_arguments_stay_a_json_object() -> None:
     import json
 
