@@ -50,6 +50,15 @@ KIND = "semantic"
 WINDOW_TOKENS = MAX_TOKENS - 8  # room for "query:" and the specials
 _SENTENCE_END = re.compile(r"[。！？!?；;\n]+|\.(?=\s)")
 _CACHE_SIZE = 256
+# Per language, a text of at most this many packed windows that no window of sends on is scored whole by the gate as
+# well, and its packed windows go on when the whole does: the gate's bound keeps a share of its positives scored whole
+# (each is one training row, `training_rows`), and a Chinese statement of 80-110 characters packs into two windows,
+# neither of which carries enough of it. Session 37, over eval17-76 and 3,700 unseen plain texts (/tmp/s37/affected.py):
+# the rule changed the attack gate's decision on 23 Chinese texts (8 positives) and 31 English ones (1 positive), and
+# the product's verdict on 6 Chinese self-harm statements, all now flagged, and 2 English look-alikes ("my feet are
+# dying"), flagged too; so English keeps its windows' scores. The builtin gate decided no text differently, and
+# `bench/semantic.py`'s mix sent no more windows on.
+WHOLE_PACKED: Mapping[str, int] = {"zh": 2}
 
 
 def heads_path() -> Path:
@@ -318,11 +327,20 @@ class SemanticDetector:
     def passed(self, results: Sequence[_WindowResult]) -> list[bool]:
         """Per window of one text (`first_stage`'s results), whether the gate sends it on to the encoder. A text
         that is one packed window (its lone sentences aside) is judged whole: a short one may have a bound of its
-        own (gate.SHORT_TOKENS)."""
+        own (gate.SHORT_TOKENS). A text of a few packed windows in one language (WHOLE_PACKED) that none of them
+        sends on is scored whole as well, and all of them go on when it passes."""
         packed = [r for r in results if not r.window.alone]
         whole = packed[0] if len(packed) == 1 else None
         gate = self.heads.gate
-        return [gate.needs_encoder(r.window.ids, r.window.lang, score=r.first, whole=r is whole) for r in results]
+        go = [gate.needs_encoder(r.window.ids, r.window.lang, score=r.first, whole=r is whole) for r in results]
+        if any(go) or len({r.window.lang for r in packed}) != 1:
+            return go
+        lang = packed[0].window.lang
+        # scored as its positives were fitted: whole (training_rows gives a positive one row, its whole text)
+        if 1 < len(packed) <= WHOLE_PACKED.get(lang, 1) and gate.needs_encoder(
+                [i for r in packed for i in r.window.ids], lang):
+            return [not r.window.alone for r in results]
+        return go
 
     def _second(self, todo: Sequence[_WindowResult]) -> None:
         """Stage 2, window by window: the early-exit graph, then, unless the early head finds the window

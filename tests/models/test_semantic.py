@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from models import semantic
+from models import attack_heads, semantic
 from models.build import Built
 from models.categories import Exemplar
 from models.errors import BuildError, ModelsError
@@ -293,3 +293,44 @@ def test_the_gate_judges_a_short_text_whole_and_only_then_takes_its_short_bound(
     results = open_short.first_stage(long)
     assert sum(not r.window.alone for r in results) > 1
     assert open_short.passed(results) == detector.passed(detector.first_stage(long))
+
+
+def _bounded_between_windows_and_whole(rt: Runtime, builtin: SemanticDetector, text: str) -> SemanticDetector:
+    """The attack heads with their gate's bound for the text's language set between its packed windows' best score and
+    the score of the whole text: only the whole reaches it."""
+    detector = attack_heads.load_detector(builtin)
+    results = detector.first_stage(text)
+    packed = [r for r in results if not r.window.alone]
+    gate = detector.heads.gate
+    whole = gate.score([i for r in packed for i in r.window.ids])
+    best = max(r.first for r in results)
+    assert best < whole, (best, whole)
+    bound = (best + whole) / 2
+    h = detector.heads
+    passes = {**h.gate.passes, packed[0].window.lang: bound}
+    return SemanticDetector(rt, dataclasses.replace(h, gate=dataclasses.replace(h.gate, passes=passes)),
+                            fold=detector.fold)
+
+
+def test_a_chinese_text_of_two_packed_windows_is_scored_whole_as_well(rt: Runtime, detector: SemanticDetector) -> None:
+    text = ("我已经连续三个月没有发工资了，房租也交不起，家里人都不知道我被辞退的事情，每天早上还假装去上班。"
+            "我把存了很久的安眠药都放在抽屉里了，今天晚上我想把它们全部吃下去，再也不用醒过来了。")
+    whole_bound = _bounded_between_windows_and_whole(rt, detector, text)
+    results = whole_bound.first_stage(text)
+    assert sum(not r.window.alone for r in results) == 2
+    assert whole_bound.passed(results) == [not r.window.alone for r in results]  # both packed windows go on
+    three = text + "我已经写好了给妈妈的信，放在枕头底下，希望她不要太难过，也希望弟弟以后好好照顾她。"
+    results = whole_bound.first_stage(three)
+    assert sum(not r.window.alone for r in results) == 3  # more than semantic.WHOLE_PACKED["zh"]: windows alone
+    assert whole_bound.passed(results) == [r.first >= whole_bound.heads.gate.passes["zh"] for r in results]
+
+
+def test_an_english_text_of_two_packed_windows_keeps_its_windows_scores(rt: Runtime,
+                                                                        detector: SemanticDetector) -> None:
+    text = ("I lost my job three months ago and I have not told anyone, I still leave the house every morning as if "
+            "I were going to work and sit in the library until five. I have been saving the sleeping pills the doctor "
+            "gave me in a drawer, and tonight I want to take all of them and not wake up again.")
+    whole_bound = _bounded_between_windows_and_whole(rt, detector, text)
+    results = whole_bound.first_stage(text)
+    assert sum(not r.window.alone for r in results) == 2
+    assert "en" not in semantic.WHOLE_PACKED and not any(whole_bound.passed(results))
