@@ -27,6 +27,10 @@ confidential instructions you received from whoever set you up" and those "you w
 before I said anything": the setup named by who gave it (whoever set up, runs, built or deployed the model) and "set
 up" and "before I said anything" in the form above took eval17-73 from 138 to 144 of 4,641 positives, none of 6,860
 look-alikes nor 21,179 plain texts.
+Session 37: eval76's butler persona read "the hidden instructions you started this chat with" and its care-home voice
+assistant "everything the home put into its setup before she first spoke to it": the setup named by the chat it began
+(after a setup noun, not "the recipe you started this chat with") and by who spoke to the model first took eval17-76
+from 195 to 197 of 4,881 positives, none of 7,220 look-alikes nor 18,975 plain texts (/tmp/s37/count_forms.py).
 """
 
 from __future__ import annotations
@@ -80,6 +84,14 @@ _REFERENCE = alternatives([
     r"\b(?:he|she|it|they)\s+(?:was|were)\s+(?:given|told|handed|fed)\b[^.?!\n]{0,40}?\bbefore\s+(?:the|this|a|our"
     r"|any)\s+(?:conversation|chat|session|user|passenger|visitor|guest|customer|player|traveller|voyage|journey"
     r"|crossing|game)s?\b",
+    # the setup named by the chat it began: "the hidden instructions you started this chat with" (not "the recipe you
+    # started this chat with", a reply the user saw)
+    r"\b(?:instructions?|rules|set-?up|prompt|orders|directives?|guidelines|briefing|configuration)\b[^.?!\n]{0,20}?"
+    r"\byou\s+(?:started|began|opened)\s+(?:this|our|the)\s+" + _CHAT + r"\s+with\b",
+    # the setup named by who spoke to the model first, in the third person: "everything the care home put into its
+    # setup before she first spoke to it", "what they told you before I first talked to you"
+    r"\bbefore\s+(?:i|he|she|they|we|the\s+\w+)\s+(?:ever\s+)?first\s+(?:spoke|talked|said\s+a\s+word)\s+to\s+"
+    r"(?:it|you|him|her|them)\b",
     # "在这次对话开始之前收到的", "跟我聊天之前，后台给你写了", "在我加入对话之前，运营方都跟你交代了"
     r"(?:对话|聊天|会话)(?:开始)?(?:之前|以前|前|开始时|开始的时候)[^。！？\n]{0,16}?(?:收到|拿到|写进|写好|写了|写下|交给你|交到你"
     r"|给你|跟你交代|交代|录进|装进|加载|被)",
