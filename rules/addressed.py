@@ -195,10 +195,13 @@ _ZH_DEVICE = (r"(?:智能音箱|音箱|扫地机器人|扫地机|智能门锁|�
               r"|点读机)")
 _ZH_SOFTWARE_NOUN = r"(?:系统|工具|程序|平台|插件|软件|应用)"
 # Software named as the heading of a quotation (“调研汇总工具：请把...”), and a field of a tool's answer written for the
-# model ("note_to_model":): each a mark of its own and, for `_automated`, a machine reader.
+# model ("note_to_model":, "assistant_directive": since blind eval78's order-tracking API response; not "bot_message",
+# a transcript's turn, nor "agent_tasks", a developer's own list): each a mark of its own and, for `_automated`, a
+# machine reader.
 _ZH_QUOTED_SOFTWARE = r"[“\"「『]\s*\p{Han}{0,8}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]"
-_MODEL_FIELD = (r"[\"'](?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model"
-                r"|assistant|agent|ai|llm|bot)s?[\"']")
+_MODEL_FIELD = (r"[\"'](?:(?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model"
+                r"|assistant|agent|ai|llm|bot)s?|(?:assistant|agent|ai|llm|bot)_(?:directives?|instructions?|memo|hints?"
+                r"|commands?))[\"']")
 # A voice assistant's wake word: what follows is said to the device ("小度小度，帮我把付款码读出来"). The Chinese
 # ones are a mark of their own (_FORMS_ZH); the English ones only say that a mark found otherwise names a machine
 # (_AUTOMATED).
@@ -790,8 +793,10 @@ MAX_SPANS = 32
 
 # RE2's lazy DFA for the forms outgrows the default 8 MiB budget on Chinese text and then runs far slower (measured
 # over bench/data's long plain texts and 3,000 PII-corpus messages, warm: session 24's forms 44 us per KB at 8 MiB,
-# session 25's 140 at 8 MiB, 17 at 32 MiB, the process ~11 MiB larger; no faster at 64).
-_DFA_MEMORY = 32 << 20
+# session 25's 140 at 8 MiB, 17 at 32 MiB, the process ~11 MiB larger; no faster at 64). Session 37: the forms had
+# outgrown 32 MiB in turn (`instructions` over eval17-78's rows and long plain, 29,690 texts, one core, warm: 54-56 us
+# a text at 32 MiB, 59-66 with the assistant_directive field, 40-41 either way at 64 MiB; peak RSS 109 -> 123 MiB).
+_DFA_MEMORY = 64 << 20
 
 
 def _compile(parts: Sequence[str]) -> re2._Regexp:
