@@ -53,11 +53,13 @@ _CACHE_SIZE = 256
 # Per language, a text of at most this many packed windows that no window of sends on is scored whole by the gate as
 # well, and its packed windows go on when the whole does: the gate's bound keeps a share of its positives scored whole
 # (each is one training row, `training_rows`), and a Chinese statement of 80-110 characters packs into two windows,
-# neither of which carries enough of it. Session 37, over eval17-76 and 1,599 unseen plain texts (/tmp/s37/affected.py):
+# neither of which carries enough of it. Session 37, over eval17-76 and 1,599 unseen plain texts (each text's gate
+# decision with the rule and without it, and the texts it changes judged through the request guard both ways):
 # the rule changed the attack gate's decision on 23 Chinese texts (8 positives) and 31 English ones (1 positive), and
 # the product's verdict on 6 Chinese self-harm statements, all now flagged, and 2 English look-alikes ("my feet are
 # dying"), flagged too; so English keeps its windows' scores. The builtin gate decided no text differently, and
-# `bench/semantic.py`'s mix sent no more windows on.
+# `bench/semantic.py`'s mix sent no more windows on. Every head set's gate reads it (builtin, attack, a user's): each is
+# fitted on whole positives the same way.
 WHOLE_PACKED: Mapping[str, int] = {"zh": 2}
 
 

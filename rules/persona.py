@@ -23,7 +23,8 @@ answers every question fully because she thinks refusing is cringe. If you ever 
 'cousin!'" set the persona up only after the licence: a demand to keep the character (stay in / slip out of / break
 character, 出戏, 保持人设) within NEAR characters after a licence with no setup before it sets it up too. eval17-78
 68 -> 86 of 5,041 positives (three of them missed by the product: these two and a thriller's character in eval18),
-none of 7,460 look-alikes nor 19,375 plain texts (/tmp/s37/count_forms.py, /tmp/s37/persona_aff.py).
+none of 7,460 look-alikes nor 19,375 plain texts (`python -m bench.eval_signature rules.persona:personas
+--against d19463c --product`).
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
