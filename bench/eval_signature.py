@@ -12,7 +12,8 @@ Every signature docstring cites such counts ("eval17-78 68 -> 86 of 5,041 positi
 
 `--against REV` loads the module as it was at git revision REV and lists the rows the two versions disagree on;
 `--product` also judges each row only the working version finds through the request guard of the default
-configuration with REV's version in its place: the rows the change newly flags.
+configuration with REV's version in its place (set on the imported module, where the detectors look the function up
+when the guard is built): the rows the change newly flags.
 
 Run: .venv/bin/python -m bench.eval_signature rules.persona:personas [--against HEAD] [--product] [-v]
      [--sets 17-78]

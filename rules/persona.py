@@ -86,7 +86,8 @@ _IN_CHARACTER = alternatives([
 
 def personas(text: str) -> list[tuple[int, int]]:
     """[start, end) from each persona set up in `text` to its licence never to refuse within NEAR characters after
-    it; the first MAX_SPANS, none overlapping. Read from the licences, which are rare (a setup such as 你是 is in every
+    it, or from a licence with no setup before it to a demand to keep the character within NEAR characters after it;
+    the first MAX_SPANS, none overlapping. Read from the licences, which are rare (a setup such as 你是 is in every
     other Chinese sentence): the first MAX_LICENCES of them, each with a bounded look back for its setup."""
     readable = lookalikes.fold(utf8_safe(text))
     out: list[tuple[int, int]] = []
