@@ -172,7 +172,9 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # eval77 and eval78 (99895e4) were written blind early in session 37 by two helpers at once, each reading only
 # eval76.md before its first reading, and read once after the session's changes, with its product, session 36's and
 # heads retrained on eval17-76 (their .md files have the reading): development sets since.
-# eval79 was written blind late in session 37 by a helper reading only eval76.md before its first reading: not read yet.
+# eval79 (9380532) was written blind late in session 37 by a helper reading only eval76.md before its first reading,
+# and read once right after, with the session's final product and session 36's (its .md has the reading): a
+# development set since.
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
