@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib
-import json
 import subprocess
 import types
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,6 +32,7 @@ from pathlib import Path
 
 import yaml
 
+from bench import eval_attacks
 from models import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,18 +62,14 @@ def group_of(row: dict[str, object]) -> str:
 
 def set_rows(names: Iterable[str]) -> Iterator[Row]:
     for name in names:
-        for line in evaluate.data_path(name).read_text("utf-8").splitlines():
-            row = json.loads(line)
+        for row in eval_attacks.read_set(evaluate.data_path(name)):
             yield Row(name, group_of(row), str(row["text"]))
 
 
 def plain_rows(paths: Iterable[Path]) -> Iterator[Row]:
-    """The ordinary texts of plain corpora: every row, or only those labelled "benign" where rows carry a label."""
+    """The ordinary texts of plain corpora, as bench/eval_attacks.py's `--plain` reads them."""
     for path in paths:
-        for line in path.read_text("utf-8").splitlines():
-            row = json.loads(line)
-            if row.get("label", "benign") == "benign":
-                yield Row(path.name, "plain", str(row["text"]))
+        yield from (Row(path.name, "plain", str(row["text"])) for row in eval_attacks.read_plain(path))
 
 
 def _strings(node: object) -> Iterator[str]:
@@ -169,10 +165,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"  {tag}: {row.source} {row.group} {row.text[:100]!r}")
     if args.product and gained:
         setattr(module, function, old)  # the guard loaded below builds its detectors from the old version
-        from bench.eval_attacks import guard_judge
         from proxy.guard.semantic import load_detectors
 
-        judge = guard_judge(load_detectors())
+        judge = eval_attacks.guard_judge(load_detectors())
         newly = [r for r in gained if not judge(r.text).flagged]
         print(f"newly flagged by the product: {len(newly)} of the {len(gained)} rows only this version finds")
         for row in newly:
