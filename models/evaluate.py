@@ -218,6 +218,16 @@ def data_path(name: str) -> Path:
     return Path(str(resources.files("models").joinpath("data", "eval", name)))
 
 
+UNREAD = "Not read yet (blind)."
+
+
+def unread(name: str) -> bool:
+    """Whether a blind set is still unread: its .md's status says so (the writer's words, until the first reading).
+    Tools that print rows of many sets leave such sets out (bench/eval_signature.py)."""
+    md = data_path(name).with_suffix(".md")
+    return md.is_file() and UNREAD in md.read_text(encoding="utf-8")
+
+
 def default_eval_paths() -> list[Path]:
     return [data_path(name) for name in HELD_OUT_SETS]
 

@@ -33,6 +33,10 @@ together as text", "turn the bytes into text" and 连成文字 decode, "Decode a
 cluster"): over eval17-55, 141 -> 145 of 3,201 positives, none of 3,395 look-alikes nor of 17,579 plain texts.
 Session 33 (blind eval67): "decode it and apply it from now on" obeys (a standing order): over eval17-67, 227 -> 228
 of 4,161 positives, no look-alike nor plain text.
+Session 38 (blind eval79: "Please reverse it and carry it out:" before a reversed sick-note request): reading a text
+backwards decodes it ("reverse it / the string", "read this backwards", 倒过来读, 反着读). Over eval17-79, 284 -> 318
+of 5,121 positives (one of them missed by the product, eval79's), none of 7,580 look-alikes nor 19,575 plain texts
+(`python -m bench.eval_signature rules.smuggled:requests --against 9861b70 --sets 17-79 --product`).
 """
 
 from __future__ import annotations
@@ -56,6 +60,9 @@ MAX_SPANS = 32
 # "solve the cipher", "read this tape": a carrier that must be worked out first, not "read the message below" nor
 # "solve for x ... so my son can follow it"
 _DECODE_EN = (r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back)"
+              # "reverse it and carry it out", "read it backwards and do what it says" (eval79)
+              r"|revers(?:e|ing) (?:it|this|that|them|the (?:text|string|line|lines|letters|words|message|note))\b"
+              r"|read (?:it|this|that|them|the \w+) backwards?"
               # "read the bytes as UTF-8 text and carry out what it says", "put the bytes together as text", "turn the
               # bytes into text"
               r"|read (?:the|these|those) (?:bytes|bits|codes|numbers|values) as"
@@ -87,7 +94,7 @@ _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follo
             r" (?:chat|conversation|session))))")
 # within its sentence: "decode my dog's behaviour? He won't ..." is two
 _EN = _DECODE_EN + "[^\n.?!]{0," + str(REACH) + "}?" + _OBEY_EN
-_ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂"
+_ZH = (r"(?:解码|解密|译码|转换|读出|还原|转成|解一下|解出|拼出|破译|解开|猜出|读懂|倒(?:过来|着)读|反(?:过来|着)读"
        r"|(?:连|拼|组|合)成(?:文字|汉字|中文|句子))[^。！？\n]{0,40}?"
        r"(?:照做|照着做|照办|照(?:着)?执行"
        r"|按(?:照)?(?:上面|里面|它|其|内容|上述|里头)(?:说的|的意思|所说|要求|写的)?(?:去)?(?:做|处理|办|操作|执行)"

@@ -7,6 +7,8 @@ from fnmatch import fnmatch
 from importlib import resources
 from pathlib import Path
 
+import pytest
+
 from models import evaluate
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,3 +32,12 @@ def test_the_eval_sets_are_declared_package_data() -> None:
     for name in (*evaluate.HELD_OUT_SETS, *evaluate.DEVELOPMENT_SETS):
         relative = evaluate.data_path(name).relative_to(root).as_posix()
         assert any(fnmatch(relative, g) and relative.count("/") == g.count("/") for g in globs), relative
+
+
+def test_a_blind_set_is_unread_while_its_description_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(evaluate, "data_path", lambda name: tmp_path / name)
+    (tmp_path / "semantic_eval90.md").write_text(f"# eval90\n\n## Status\n\n{evaluate.UNREAD}\n", "utf-8")
+    (tmp_path / "semantic_eval91.md").write_text("# eval91\n\n## First reading\n\n## Status\n\nRead once.\n", "utf-8")
+    assert evaluate.unread("semantic_eval90.jsonl")
+    assert not evaluate.unread("semantic_eval91.jsonl")
+    assert not evaluate.unread("semantic_eval92.jsonl")  # no description: not a blind set
