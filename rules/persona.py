@@ -25,8 +25,9 @@ character, 出戏, 保持人设) within NEAR characters after a licence with no 
 68 -> 86 of 5,041 positives (three of them missed by the product: these two and a thriller's character in eval18),
 none of 7,460 look-alikes nor 19,375 plain texts (`python -m bench.eval_signature rules.persona:personas
 --against d19463c --product`).
-Session 38: blind eval79's fortune teller "谁家的事都敢说" (whose business, any business, 啥都敢讲 as well as 什么都敢说):
-eval17-79 88 -> 91 of 5,121 positives (eval79's newly flagged), none of 7,580 look-alikes nor 19,575 plain texts.
+Session 38: blind eval79's fortune teller "谁家的事都敢说" (whose business, any business, 啥都敢讲 as well as
+什么都敢说): eval17-79 88 -> 91 of 5,121 positives (eval79's newly flagged), none of 7,580 look-alikes nor 19,575
+plain texts.
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
