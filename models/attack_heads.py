@@ -314,6 +314,12 @@ def hard_times_path() -> Path:
     return data_dir() / "hard_times.yaml"
 
 
+def life_writing_path() -> Path:
+    """Long first-person writing about ordinary endings and milestones (session 38): the distress model's negatives
+    (models/distress.py)."""
+    return data_dir() / "life_writing.yaml"
+
+
 def plain_texts() -> dict[str, tuple[str, ...]]:
     """The attack heads' plain negatives: benign.yaml's everyday requests, documents.yaml's long pasted documents
     (essays, stories, e-mails, code, contracts: session 15, after blind eval23 showed long plain texts flagged on one

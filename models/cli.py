@@ -39,9 +39,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="train the injection stance (models/stance.py: does a long text carry out a prompt "
                         "injection or talk about one?) into rules/builtin/attack_stance.json, read by "
                         "rules/discussed.py; seconds, no encoder")
+    t.add_argument("--distress", action="store_true",
+                   help="train the distress model (models/distress.py: does a short Chinese text state self-harm "
+                        "intent or means?) into rules/builtin/distress.json, read by rules/distress.py; a minute, "
+                        "no encoder")
     t.add_argument("--hold-out", action="append", default=[], metavar="SET",
-                   help="with --attack or --stance, repeatable: leave this development set out of training (a name of "
-                        "models.attack_heads.TRAINED_SETS or models.stance.STANCE_SETS, such as semantic_eval31), to "
+                   help="with --attack, --stance or --distress, repeatable: leave this development set out of "
+                        "training (a name of models.attack_heads.TRAINED_SETS, models.stance.STANCE_SETS or "
+                        "models.distress.DISTRESS_SETS, such as semantic_eval31), to "
                         "read it as unseen with `python -m bench.eval_attacks` against heads written with --out "
                         "(a stance: `python -m bench.eval_stance`)")
     t.add_argument("--memory", action="store_true",
@@ -103,6 +108,8 @@ def _build(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     if args.stance:
         return _train_stance(args)
+    if args.distress:
+        return _train_distress(args)
     if args.attack:
         from models import attack_heads, user_heads
 
@@ -180,6 +187,29 @@ def _train_stance(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(f"stance: {len(fitted.features)} n-grams; about the attack at {dict(fitted.thresholds)} from "
           f"{fitted.min_chars} characters", file=sys.stderr)
+    print(out)
+    return EXIT_OK
+
+
+def _train_distress(args: argparse.Namespace) -> int:
+    from models import distress
+    from rules.distress import distress_path
+
+    if args.attack or args.categories is not None:
+        print("warden models: --distress trains the distress model alone", file=sys.stderr)
+        return EXIT_USAGE
+    if args.hold_out and args.out is None:
+        print("warden models: --hold-out needs --out FILE (the package's model is trained on every set)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    out: Path = args.out or distress_path()
+    try:
+        fitted = distress.train(out, hold_out=args.hold_out)
+    except ValueError as e:
+        print(f"warden models: --hold-out: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"distress: {len(fitted.features)} n-grams; states intent at {fitted.threshold} up to "
+          f"{fitted.max_chars} characters", file=sys.stderr)
     print(out)
     return EXIT_OK
 

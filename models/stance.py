@@ -174,22 +174,29 @@ def fit(rows: Sequence[Row], *, c: float = C, thresholds: Mapping[str, float] | 
     """A stance fitted on `rows` (at least one of each label)."""
     if not any(r.about for r in rows) or all(r.about for r in rows):
         raise ValueError("the stance needs rows of both labels")
-    counts = [grams(r.text) for r in rows]
+    features, bias, unseen_idf = fit_ngrams([grams(r.text) for r in rows], [r.about for r in rows], c=c,
+                                            min_df=min_df, steps=steps)
+    return Stance(features, bias, unseen_idf, dict(THRESHOLDS if thresholds is None else thresholds), min_chars)
+
+
+def fit_ngrams(counts: Sequence[Counter[str]], labels: Sequence[bool], *, c: float = C, min_df: int = MIN_DF,
+               steps: int = STEPS) -> tuple[dict[str, tuple[float, float]], float, float]:
+    """An n-gram logistic model (rules.stance.logistic) fitted on each row's n-gram `counts` and label, classes
+    weighted to balance: per n-gram seen in at least `min_df` rows its (idf, weight), the bias, the unseen idf."""
     df: Counter[str] = Counter()
     for cnt in counts:
         df.update(cnt.keys())
     kept = sorted(g for g, n in df.items() if n >= min_df)
     vocab = {g: i for i, g in enumerate(kept)}
-    n = len(rows)
+    n = len(counts)
     idf = np.array([_idf(n, df[g]) for g in kept])
     unseen_idf = _idf(n, 1)
     x = _matrix(counts, vocab, idf, unseen_idf)
-    y = np.array([1.0 if r.about else 0.0 for r in rows])
-    n_about = float(y.sum())
-    weights = np.where(y == 1.0, n / (2 * n_about), n / (2 * (n - n_about)))
+    y = np.array([1.0 if label else 0.0 for label in labels])
+    n_pos = float(y.sum())
+    weights = np.where(y == 1.0, n / (2 * n_pos), n / (2 * (n - n_pos)))
     w, b = _fit(x, y, weights, c, steps)
-    feats = {g: (float(idf[i]), float(w[i])) for g, i in vocab.items()}
-    return Stance(feats, b, unseen_idf, dict(THRESHOLDS if thresholds is None else thresholds), min_chars)
+    return {g: (float(idf[i]), float(w[i])) for g, i in vocab.items()}, b, unseen_idf
 
 
 def train(out: Path, *, hold_out: Sequence[str] = ()) -> Stance:
@@ -213,5 +220,6 @@ __all__ = [
     "development_rows",
     "exemplar_rows",
     "fit",
+    "fit_ngrams",
     "train",
 ]

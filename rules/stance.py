@@ -61,17 +61,38 @@ def frame(text: str) -> str:
 
 
 def grams(text: str) -> Counter[str]:
-    """The n-grams of a text's frame: English words and word pairs ("w:"), Chinese characters and character pairs
-    ("c:", over the text's Chinese characters run together)."""
-    f = frame(text)
-    words = _WORD.findall(f)
-    han = "".join(_HAN.findall(f))
+    """The n-grams of a text's frame (`ngrams`)."""
+    return ngrams(frame(text))
+
+
+def ngrams(read: str) -> Counter[str]:
+    """The n-grams of a text as read (NFKC, lower case): English words and word pairs ("w:"), Chinese characters and
+    character pairs ("c:", over the text's Chinese characters run together). rules/distress.py reads them too."""
+    words = _WORD.findall(read)
+    han = "".join(_HAN.findall(read))
     out: Counter[str] = Counter()
     out.update("w:" + w for w in words)
     out.update(f"w:{a} {b}" for a, b in itertools.pairwise(words))
     out.update("c:" + c for c in han)
     out.update("c:" + han[i:i + 2] for i in range(len(han) - 1))
     return out
+
+
+def logistic(counts: Counter[str], features: Mapping[str, tuple[float, float]], bias: float,
+             unseen_idf: float) -> float:
+    """A fitted n-gram model's probability for a text's `counts`: TF-IDF with sublinear counts, L2 normalised (an
+    n-gram not in `features` counts toward the norm at `unseen_idf` and weighs nothing), then the logistic."""
+    if not counts:
+        return 0.0
+    z = 0.0
+    norm = 0.0
+    for g, n in counts.items():
+        idf, weight = features.get(g, (unseen_idf, 0.0))
+        v = (1.0 + math.log(n)) * idf
+        norm += v * v
+        z += v * weight
+    z = bias + (z / math.sqrt(norm) if norm > 0 else 0.0)
+    return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +109,7 @@ class Stance:
 
     def probability(self, text: str) -> float:
         """P(the text is about the attack, not the attack), from its frame."""
-        counts = grams(text)
-        if not counts:
-            return 0.0
-        z = 0.0
-        norm = 0.0
-        for g, n in counts.items():
-            idf, weight = self.features.get(g, (self.unseen_idf, 0.0))
-            v = (1.0 + math.log(n)) * idf
-            norm += v * v
-            z += v * weight
-        z = self.bias + (z / math.sqrt(norm) if norm > 0 else 0.0)
-        return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
+        return logistic(grams(text), self.features, self.bias, self.unseen_idf)
 
     def about_the_attack(self, text: str) -> bool:
         return len(text) >= self.min_chars and self.probability(text) >= self.thresholds[language(text)]
@@ -132,4 +142,5 @@ def default_stance() -> Stance:
     return Stance.load(stance_path())
 
 
-__all__ = ["FORMAT", "LANGUAGES", "Stance", "default_stance", "frame", "grams", "language", "stance_path"]
+__all__ = ["FORMAT", "LANGUAGES", "Stance", "default_stance", "frame", "grams", "language", "logistic", "ngrams",
+           "stance_path"]

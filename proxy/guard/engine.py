@@ -19,7 +19,7 @@ from pathlib import Path
 
 from proxy.guard.extract import TextField
 from proxy.guard.ledger import strongest
-from rules import addressed, cover, extraction, forged, masking, persona, smuggled
+from rules import addressed, cover, distress, extraction, forged, masking, persona, smuggled
 from rules.decode import DecodingDetector
 from rules.decode_only import DecodeOnly
 from rules.findings import Action, Detector, Finding, FindingFilter
@@ -87,7 +87,7 @@ def compile_policy(
     # they get the lexical rules only (a keyword in a benign context is then blocked, not cleared).
     stream = Scanner(response_rules)
     request = Scanner(request_rules, extra_detectors=(*extra_detectors, *_decoding(rules, extra_detectors),
-                                                      *_injection_signatures(rules)),
+                                                      *_injection_signatures(rules), *_self_harm_signatures(rules)),
                       filters=(*filters, *_decode_only(rules)))
     return Policy(
         request,
@@ -135,6 +135,14 @@ def _injection_signatures(rules: LoadedRules) -> list[Detector]:
                   if e.type == "words" and e.fields.get("enabled", True))
     return ([addressed.detector(), smuggled.detector(), extraction.detector(), forged.detector(), persona.detector(),
              cover.detector()] if enabled else [])
+
+
+def _self_harm_signatures(rules: LoadedRules) -> list[Detector]:
+    """Short Chinese statements of self-harm intent or means without a stock word (rules/distress.py), requests only,
+    while a rule of the `self_harm` category is enabled: its policy (the safe reply) applies to them."""
+    enabled = any(e.fields.get("category", e.rule) == distress.CATEGORY for e in rules.entries
+                  if e.type == "words" and e.fields.get("enabled", True))
+    return [distress.detector()] if enabled else []
 
 
 @dataclass(frozen=True, slots=True)
