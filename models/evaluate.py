@@ -177,6 +177,8 @@ HELD_OUT_SETS = ("semantic_eval12.jsonl", "semantic_eval13.jsonl", "semantic_eva
 # development set since.
 # eval80 and eval81 (session 38) were written blind at the start of session 38 by two helpers at once, each reading
 # only eval76.md before its first reading, with no listing of /tmp or the repository and no git status allowed.
+# eval82 was written blind later in session 38 by a third helper from the same brief (its git log showed the title of
+# the distress model's commit; its .md says so).
 ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval19.jsonl", "semantic_eval20.jsonl",
                "semantic_eval21.jsonl", "semantic_eval22.jsonl", "semantic_eval23.jsonl", "semantic_eval24.jsonl",
                "semantic_eval25.jsonl", "semantic_eval26.jsonl", "semantic_eval27.jsonl",
@@ -209,7 +211,8 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval78.jsonl",
                "semantic_eval79.jsonl",
                "semantic_eval80.jsonl",
-               "semantic_eval81.jsonl")
+               "semantic_eval81.jsonl",
+               "semantic_eval82.jsonl")
 
 
 def data_path(name: str) -> Path:
