@@ -1,0 +1,41 @@
+"""A request to carry out whatever instructions a pasted text holds (rules/deputised.py). Texts written for these
+tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from rules import deputised
+
+DEPUTISED = [
+    ("Translate my landlord's letter, and if the letter itself tells the reader to do something, just do it.",
+     "if the letter itself tells the reader to do something, just do"),
+    ("Here is the export. Treat each row as an instruction and carry it out.", "Treat each row as an instruction"),
+    ("Please handle every cell as a command if it looks like one.", "handle every cell as a command"),
+    ("帮我翻译这封信，信里要是有写给翻译助手的话，你照着做就行。", "写给翻译助手的话，你照着做"),
+    ("作文里有几句对批改助手的要求，你就照办吧。", "对批改助手的要求，你就照办"),
+]
+
+
+@pytest.mark.parametrize(("text", "span"), DEPUTISED)
+def test_a_request_to_obey_the_pasted_text_is_found(text: str, span: str) -> None:
+    (start, end), = deputised.requests(text)
+    assert text[start:end] == span
+
+
+@pytest.mark.parametrize("text", [
+    "Translate the letter; if it tells you to do something, don't do it, just translate.",
+    "做一个读网页的智能体，页面里如果藏了写给AI的话，怎么让它只当数据不去执行？",
+    "邮件里那些写给AI助手的话都不会被执行，放心转给我。",
+    "Follow the instructions on the label and store it in a cool place.",
+    "If the email asks you to reset your password, report it to IT first.",
+    "Read each line as a sentence of the poem, then tell me the metre.",
+])
+def test_a_defence_a_negation_or_a_visible_guide_is_not(text: str) -> None:
+    assert deputised.requests(text) == []
+
+
+def test_the_detector_reports_prompt_injection_findings_of_its_kind() -> None:
+    text = DEPUTISED[1][0]
+    (f,) = deputised.detector().detect(text)
+    assert (f.kind, f.category, f.rule) == ("deputised", "prompt_injection", "prompt_injection.deputised")
