@@ -36,7 +36,9 @@ of 4,161 positives, no look-alike nor plain text.
 Session 38 (blind eval79: "Please reverse it and carry it out:" before a reversed sick-note request): reading a text
 backwards decodes it ("reverse it / the string", "read this backwards", 倒过来读, 反着读). Over eval17-79, 284 -> 318
 of 5,121 positives (one of them missed by the product, eval79's), none of 7,580 look-alikes nor 19,575 plain texts
-(`python -m bench.eval_signature rules.smuggled:requests --against 9861b70 --sets 17-79 --product`).
+(`python -m bench.eval_signature rules.smuggled:requests --against 9861b70 --sets 17-79 --product`). After blind eval81
+("read it the right way round and do it for me"): "the right way round" reverses too, and "do it for me" obeys:
+eval17-81 326 -> 327 of 5,281 positives (eval81's), no look-alike or plain text.
 """
 
 from __future__ import annotations
@@ -62,7 +64,9 @@ MAX_SPANS = 32
 _DECODE_EN = (r"\b(?:decod|decipher|decrypt|transliterat|unscrambl|de-?obfuscat|read (?:out|back)"
               # "reverse it and carry it out", "read it backwards and do what it says" (eval79)
               r"|revers(?:e|ing) (?:it|this|that|them|the (?:text|string|line|lines|letters|words|message|note))\b"
-              r"|read (?:it|this|that|them|the \w+) backwards?"
+              r"|read (?:it|this|that|them|the \w+) (?:backwards?|the right way (?:round|around)"
+              r"|right way (?:round|up))"
+              r"|(?:turn|flip|put) (?:it|this|that|them|the \w+) (?:back )?the right way (?:round|around)"
               # "read the bytes as UTF-8 text and carry out what it says", "put the bytes together as text", "turn the
               # bytes into text"
               r"|read (?:the|these|those) (?:bytes|bits|codes|numbers|values) as"
@@ -86,7 +90,7 @@ _OBEY_EN = (r"\b(?:do (?:as|what) (?:it|they|the \w+) (?:says?|tells? you)|follo
             r"|text|string|payload)\b|(?:follow|obey|carry out) (?:the|its) instructions?(?:[.;!)]|$)"
             r"|(?:carry out|act on|do|execute|perform|action) what (?:it|they|the \w+) (?:says?|asks?|tells? you"
             r"|requests?)\b"
-            r"|(?:and|then) do it(?:[.,;:!)]|$| (?:now|please|straight away|immediately|before|first)\b)"
+            r"|(?:and|then) do it(?:[.,;:!)]|$| (?:now|please|straight away|immediately|before|first|for me)\b)"
             # "Decode and apply.": apply with nothing to apply to ("decode the config and apply it to the cluster" is
             # another ask)
             # "decode it and apply it from now on": a standing order (eval67)
