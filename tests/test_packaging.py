@@ -40,7 +40,8 @@ def ours(modules: set[str]) -> set[str]:
         # models may use only rules.findings (the Detector protocol), rules.addressed (the addressee marks the
         # attack heads' cue shares with the request guard's addressed-instruction detector: pure RE2),
         # rules.lookalikes (the look-alike letters both read as Latin) and rules.decode_escapes (`\u` escapes read as
-        # the decoder reads them: models/fold.py) and rules.stance (the injection stance models/stance.py trains)
+        # the decoder reads them: models/fold.py), rules.stance (the injection stance models/stance.py trains) and
+        # rules.distress (the distress model models/distress.py trains)
         ("models", {"models", "rules"}),
         ("proxy", set(OURS)),
     ],
@@ -57,7 +58,8 @@ def test_import_direction(package: str, allowed: set[str]) -> None:
         if package == "models":
             assert {m for m in loaded if m.startswith("rules.")} <= {"rules.findings", "rules.errors",
                                                                       "rules.addressed", "rules.lookalikes",
-                                                                      "rules.decode_escapes", "rules.stance"}, name
+                                                                      "rules.decode_escapes", "rules.stance",
+                                                                      "rules.distress"}, name
 
 
 def test_audit_needs_neither_mitmproxy_nor_boto3_nor_onnxruntime() -> None:

@@ -148,9 +148,13 @@ def test_a_model_name_without_pii_is_forwarded_untouched() -> None:
     assert flow.request.content == body  # nothing to rewrite: the bytes go on as they came
 
 
-@pytest.mark.parametrize(("prompt", "lang"), [("我不想活了，想知道怎么自杀", "zh"),
-                                              ("I want to kill myself tonight", "en")])
-def test_self_harm_is_answered_with_the_rule_reply_in_the_prompt_language(prompt: str, lang: str) -> None:
+# A short Chinese statement is also read by rules/distress.py, whose rule takes the self_harm rule's policy.
+@pytest.mark.parametrize(("prompt", "lang", "rules"), [
+    ("我不想活了，想知道怎么自杀", "zh", ("self_harm", "self_harm.distress")),
+    ("I want to kill myself tonight", "en", ("self_harm",)),
+])
+def test_self_harm_is_answered_with_the_rule_reply_in_the_prompt_language(prompt: str, lang: str,
+                                                                          rules: tuple[str, ...]) -> None:
     flow = posted(json.dumps({"model": "m", "messages": [
         {"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": prompt}]}).encode())
     state = inspected(services(), flow)
@@ -160,8 +164,8 @@ def test_self_harm_is_answered_with_the_rule_reply_in_the_prompt_language(prompt
     text = body["choices"][0]["message"]["content"]
     assert text == _GUARD.policy.request.policy("self_harm").reply[lang]  # type: ignore[union-attr]
     assert ("400-161-9995" in text) if lang == "zh" else ("988" in text)
-    assert prompt not in text and flow.response.headers["x-warden-rules"] == "self_harm"
-    assert state.outcome is Outcome.BLOCKED and state.ledger.blocked_rules == ("self_harm",)
+    assert prompt not in text and flow.response.headers["x-warden-rules"] == ",".join(rules)
+    assert state.outcome is Outcome.BLOCKED and state.ledger.blocked_rules == rules
 
 
 def test_a_streamed_self_harm_request_gets_the_reply_as_chunks() -> None:
@@ -183,7 +187,7 @@ def test_a_reply_rule_blocked_together_with_another_rule_still_answers_with_the_
     text = json.loads(flow.response.content or b"")["choices"][0]["message"]["content"]
     assert text == _GUARD.policy.request.policy("self_harm").reply["zh"]  # type: ignore[union-attr]
     assert state.outcome is Outcome.BLOCKED and "self_harm" in state.ledger.blocked_rules
-    assert len(state.ledger.blocked_rules) == 2
+    assert "exam_fraud" in state.ledger.blocked_rules
     assert flow.response.headers["x-warden-rules"] == ",".join(state.ledger.blocked_rules)
 
 
