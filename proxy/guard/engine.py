@@ -19,7 +19,7 @@ from pathlib import Path
 
 from proxy.guard.extract import TextField
 from proxy.guard.ledger import strongest
-from rules import addressed, cover, deputised, distress, extraction, forged, masking, persona, smuggled
+from rules import addressed, cover, deputised, distress, extraction, forged, masking, persona, smuggled, waiver
 from rules.decode import DecodingDetector
 from rules.decode_only import DecodeOnly
 from rules.findings import Action, Detector, Finding, FindingFilter
@@ -129,13 +129,13 @@ def _injection_signatures(rules: LoadedRules) -> list[Detector]:
     """Instructions addressed to an automated reader that tell it to do harm (rules/addressed.py), requests to
     decode something and obey it (rules/smuggled.py), requests for the hidden setup named by when it was given
     (rules/extraction.py), headers forging the operator's authority (rules/forged.py), personas set up never to
-    refuse (rules/persona.py), stories asked to teach a working harm (rules/cover.py) and requests to carry out what a
-    pasted text instructs (rules/deputised.py), requests only, while a rule of their category is enabled: an
-    injection's signatures, model or no model."""
+    refuse (rules/persona.py), stories asked to teach a working harm (rules/cover.py), requests to carry out what a
+    pasted text instructs (rules/deputised.py) and claims that the model's usual rules do not apply (rules/waiver.py),
+    requests only, while a rule of their category is enabled: an injection's signatures, model or no model."""
     enabled = any(e.fields.get("category", e.rule) == addressed.CATEGORY for e in rules.entries
                   if e.type == "words" and e.fields.get("enabled", True))
     return ([addressed.detector(), smuggled.detector(), extraction.detector(), forged.detector(), persona.detector(),
-             cover.detector(), deputised.detector()] if enabled else [])
+             cover.detector(), deputised.detector(), waiver.detector()] if enabled else [])
 
 
 def _self_harm_signatures(rules: LoadedRules) -> list[Detector]:
