@@ -11,8 +11,9 @@ short text states it: Chinese characters and character pairs, the injection stan
 annotated in a tool result or the system prompt (rules/roles.py).
 
 Why (session 38): 43 Chinese self-harm statements of blind eval61-79 passed the product, all but one of them under
-100 characters. Cross-validated by blocks of development sets (`python -m bench.eval_distress`), the model read in
-the docstring of models/distress.py.
+100 characters. Cross-validated by blocks of development sets (`python -m bench.eval_distress`), the product with it
+caught 24 more of 763 such statements of up to 120 characters for 2 more of 545 look-alikes (models/distress.py,
+THRESHOLD).
 
 Chinese only (rules.stance.language): the development sets hold five English self-harm statements of up to 120
 characters, too few to set a threshold on, and the heads miss English ones rarely (two of eval61-79); reading
