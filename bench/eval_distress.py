@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.eval_attacks import ATTACKS, read_plain
+from bench.eval_stance import blocks, set_number
 from models import distress, evaluate
 from proxy.guard.engine import Guard, inspect
 from proxy.guard.extract import TextField
@@ -34,18 +35,6 @@ from rules.roles import Role
 
 DEFAULT_BLOCKS = "61-67,68-74,75-79"
 GROUPS = ("self_harm +", "self_harm -", "injection +", "injection -", "plain")
-
-
-def _blocks(spec: str) -> list[tuple[int, int]]:
-    out = []
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        out.append((int(lo), int(hi or lo)))
-    return out
-
-
-def _set_number(name: str) -> int:
-    return int(name.removeprefix("semantic_eval").removesuffix(".jsonl"))
 
 
 def _other_decisions() -> Callable[[str], bool]:
@@ -84,8 +73,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     exemplars = distress.exemplar_rows()
     # (threshold, group) -> [texts, flagged before, flagged after]
     counts: dict[tuple[float, str], list[int]] = collections.defaultdict(lambda: [0, 0, 0])
-    for lo, hi in _blocks(args.blocks):
-        inside = [n for n in distress.DISTRESS_SETS if lo <= _set_number(n) <= hi]
+    for lo, hi in blocks(args.blocks):
+        inside = [n for n in distress.DISTRESS_SETS if lo <= set_number(n) <= hi]
         outside = [n for n in distress.DISTRESS_SETS if n not in inside]
         fitted: Distress = distress.fit([*distress.development_rows(outside), *exemplars], min_df=args.min_df)
         for name in inside:

@@ -30,7 +30,8 @@ ATTACKS = frozenset({"prompt_injection", "self_harm"})
 DEFAULT_BLOCKS = "17-30,31-44,45-60,61-67,68-74"
 
 
-def _blocks(spec: str) -> list[tuple[int, int]]:
+def blocks(spec: str) -> list[tuple[int, int]]:
+    """"17-30,31-44,70" as [(17, 30), (31, 44), (70, 70)] (bench/eval_distress.py reads its blocks so too)."""
     out = []
     for part in spec.split(","):
         lo, _, hi = part.partition("-")
@@ -38,7 +39,7 @@ def _blocks(spec: str) -> list[tuple[int, int]]:
     return out
 
 
-def _set_number(name: str) -> int:
+def set_number(name: str) -> int:
     return int(name.removeprefix("semantic_eval").removesuffix(".jsonl"))
 
 
@@ -65,9 +66,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     exemplars = stance.exemplar_rows()
     print(f"{'block':<8} {'long pos':>8} {'flagged':>8} {'lost':>5} {'long neg':>8} {'flagged':>8} {'cleared':>8}")
     totals = [0] * 6
-    for lo, hi in _blocks(args.blocks):
-        inside = [n for n in stance.STANCE_SETS if lo <= _set_number(n) <= hi]
-        outside = [n for n in stance.STANCE_SETS if not lo <= _set_number(n) <= hi]
+    for lo, hi in blocks(args.blocks):
+        inside = [n for n in stance.STANCE_SETS if lo <= set_number(n) <= hi]
+        outside = [n for n in stance.STANCE_SETS if not lo <= set_number(n) <= hi]
         fitted: Stance = stance.fit([*stance.development_rows(outside), *exemplars])
         thresholds = {**fitted.thresholds, **{k: v for k, v in (("en", args.en), ("zh", args.zh)) if v is not None}}
         fitted = dataclasses.replace(fitted, thresholds=thresholds)

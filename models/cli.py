@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -170,46 +170,46 @@ def _train(args: argparse.Namespace) -> int:
 
 def _train_stance(args: argparse.Namespace) -> int:
     from models import stance
-    from rules.stance import stance_path
+    from rules.stance import Stance, stance_path
 
-    if args.attack or args.categories is not None:
-        print("warden models: --stance trains the injection stance alone", file=sys.stderr)
-        return EXIT_USAGE
-    if args.hold_out and args.out is None:
-        print("warden models: --hold-out needs --out FILE (the package's stance is trained on every set)",
-              file=sys.stderr)
-        return EXIT_USAGE
-    out: Path = args.out or stance_path()
-    try:
-        fitted = stance.train(out, hold_out=args.hold_out)
-    except ValueError as e:
-        print(f"warden models: --hold-out: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    print(f"stance: {len(fitted.features)} n-grams; about the attack at {dict(fitted.thresholds)} from "
-          f"{fitted.min_chars} characters", file=sys.stderr)
-    print(out)
-    return EXIT_OK
+    def said(fitted: Stance) -> str:
+        return (f"stance: {len(fitted.features)} n-grams; about the attack at {dict(fitted.thresholds)} from "
+                f"{fitted.min_chars} characters")
+
+    return _train_lexical(args, "the injection stance", "stance", stance_path(),
+                          lambda out: said(stance.train(out, hold_out=args.hold_out)))
 
 
 def _train_distress(args: argparse.Namespace) -> int:
     from models import distress
-    from rules.distress import distress_path
+    from rules.distress import Distress, distress_path
 
-    if args.attack or args.categories is not None:
-        print("warden models: --distress trains the distress model alone", file=sys.stderr)
+    def said(fitted: Distress) -> str:
+        return (f"distress: {len(fitted.features)} n-grams; states intent at {fitted.threshold} up to "
+                f"{fitted.max_chars} characters")
+
+    return _train_lexical(args, "the distress model", "model", distress_path(),
+                          lambda out: said(distress.train(out, hold_out=args.hold_out)))
+
+
+def _train_lexical(args: argparse.Namespace, what: str, short: str, shipped: Path,
+                   train: Callable[[Path], str]) -> int:
+    """`warden models train --stance` or `--distress`: a lexical model alone, into the package's file or --out (which
+    --hold-out needs); `train` writes it and says what it wrote."""
+    if args.attack or args.categories is not None or (args.stance and args.distress):
+        print(f"warden models: {'--stance' if args.stance else '--distress'} trains {what} alone", file=sys.stderr)
         return EXIT_USAGE
     if args.hold_out and args.out is None:
-        print("warden models: --hold-out needs --out FILE (the package's model is trained on every set)",
+        print(f"warden models: --hold-out needs --out FILE (the package's {short} is trained on every set)",
               file=sys.stderr)
         return EXIT_USAGE
-    out: Path = args.out or distress_path()
+    out: Path = args.out or shipped
     try:
-        fitted = distress.train(out, hold_out=args.hold_out)
+        said = train(out)
     except ValueError as e:
         print(f"warden models: --hold-out: {e}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"distress: {len(fitted.features)} n-grams; states intent at {fitted.threshold} up to "
-          f"{fitted.max_chars} characters", file=sys.stderr)
+    print(said, file=sys.stderr)
     print(out)
     return EXIT_OK
 

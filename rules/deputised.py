@@ -22,7 +22,7 @@ from __future__ import annotations
 import re2
 
 from rules import lookalikes
-from rules.findings import SpanDetector, alternatives, utf8_safe
+from rules.findings import SpanDetector, alternatives, first_spans, utf8_safe
 
 CATEGORY = "prompt_injection"
 KIND = "deputised"
@@ -50,14 +50,8 @@ _NEGATED = re2.compile(r"(?i)(?:\bdon'?t|\bdo\s+not|\bnever|\bnot|不要|不用|
 
 def requests(text: str) -> list[tuple[int, int]]:
     """[start, end) of each request in `text` to carry out what a pasted text instructs, the first MAX_SPANS."""
-    out = []
-    for m in _FORMS.finditer(lookalikes.fold(utf8_safe(text))):
-        if _NEGATED.search(m.group(0)[-24:]) is not None:
-            continue
-        out.append((m.start(), m.end()))
-        if len(out) == MAX_SPANS:
-            break
-    return out
+    return first_spans(_FORMS, lookalikes.fold(utf8_safe(text)), MAX_SPANS,
+                       unless=lambda found: _NEGATED.search(found[-24:]) is not None)
 
 
 def detector() -> SpanDetector:

@@ -33,7 +33,7 @@ from importlib import resources
 from pathlib import Path
 
 from rules.findings import SpanDetector
-from rules.stance import language, logistic, ngrams
+from rules.stance import features_json, features_read, language, logistic, ngrams
 
 FORMAT = "distress-2"
 CATEGORY = "self_harm"
@@ -70,10 +70,9 @@ class Distress:
         return self.probability(stripped) >= self.threshold
 
     def to_json(self) -> str:
-        feats = {g: [round(i, 5), round(w, 6)] for g, (i, w) in sorted(self.features.items())}
         return json.dumps({"format": FORMAT, "bias": round(self.bias, 6), "unseen_idf": round(self.unseen_idf, 5),
                            "threshold": self.threshold, "max_chars": self.max_chars,
-                           "features": feats},
+                           "features": features_json(self.features)},
                           ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -82,8 +81,8 @@ class Distress:
         if (not isinstance(obj, dict) or obj.get("format") != FORMAT or not isinstance(obj.get("features"), dict)
                 or not isinstance(obj.get("threshold"), int | float)):
             raise ValueError(f"{path}: not a distress file of format {FORMAT} (`warden models train --distress`)")
-        feats = {str(g): (float(v[0]), float(v[1])) for g, v in obj["features"].items()}
-        return cls(feats, float(obj["bias"]), float(obj["unseen_idf"]), float(obj["threshold"]), int(obj["max_chars"]))
+        return cls(features_read(obj["features"]), float(obj["bias"]), float(obj["unseen_idf"]),
+                   float(obj["threshold"]), int(obj["max_chars"]))
 
 
 def distress_path() -> Path:

@@ -95,6 +95,21 @@ class SpanDetector:
                 for a, b in self.spans(text)]
 
 
+def first_spans(pattern: re2._Regexp, readable: str, limit: int,
+                unless: Callable[[str], bool] | None = None) -> list[tuple[int, int]]:
+    """[start, end) of the first `limit` matches of `pattern` in `readable` (a text as a signature reads it: folded, one
+    character for one, so offsets hold for the raw text), but those whose matched text `unless` sets aside (an obeying
+    verb said in the negative)."""
+    out: list[tuple[int, int]] = []
+    for m in pattern.finditer(readable):
+        if unless is not None and unless(m.group(0)):
+            continue
+        out.append((m.start(), m.end()))
+        if len(out) == limit:
+            break
+    return out
+
+
 def alternatives(parts: Sequence[str], *, max_mem: int | None = None) -> re2._Regexp:
     """One case-insensitive RE2 pattern matching any of `parts` (the model-free signatures' forms); `max_mem` raises
     RE2's budget for a pattern whose lazy DFA outgrows the default 8 MiB."""

@@ -46,7 +46,7 @@ from __future__ import annotations
 import re2
 
 from rules import lookalikes
-from rules.findings import SpanDetector, utf8_safe
+from rules.findings import SpanDetector, first_spans, utf8_safe
 
 CATEGORY = "prompt_injection"
 KIND = "smuggled"
@@ -144,15 +144,9 @@ _NEGATED_OBEY = re2.compile(r"(?i)(?:\bdon'?t|\bdo not|\bnever|\bnot|不要|不�
 
 def requests(text: str) -> list[tuple[int, int]]:
     """[start, end) of each request in `text` to decode something and obey it, the first MAX_SPANS."""
-    out = []
     # read one character for one: lone surrogates as U+FFFD (RE2 takes UTF-8), look-alike letters as Latin
-    for m in _REQUEST.finditer(lookalikes.fold(utf8_safe(text))):
-        if _NEGATED_OBEY.search(m.group(0)[-40:]) is not None:
-            continue
-        out.append((m.start(), m.end()))
-        if len(out) == MAX_SPANS:
-            break
-    return out
+    return first_spans(_REQUEST, lookalikes.fold(utf8_safe(text)), MAX_SPANS,
+                       unless=lambda found: _NEGATED_OBEY.search(found[-40:]) is not None)
 
 
 def detector() -> SpanDetector:

@@ -18,7 +18,7 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -95,6 +95,16 @@ def logistic(counts: Counter[str], features: Mapping[str, tuple[float, float]], 
     return 1.0 / (1.0 + math.exp(-max(-40.0, min(40.0, z))))
 
 
+def features_json(features: Mapping[str, tuple[float, float]]) -> dict[str, list[float]]:
+    """A fitted model's n-grams as its file holds them, sorted and rounded (the same fit writes the same bytes)."""
+    return {g: [round(i, 5), round(w, 6)] for g, (i, w) in sorted(features.items())}
+
+
+def features_read(held: Mapping[str, Sequence[float]]) -> dict[str, tuple[float, float]]:
+    """`features_json` read back: gram -> (idf, weight)."""
+    return {str(g): (float(v[0]), float(v[1])) for g, v in held.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class Stance:
     """A fitted stance: per n-gram its inverse document frequency and weight (TF-IDF with sublinear counts, L2
@@ -115,10 +125,9 @@ class Stance:
         return len(text) >= self.min_chars and self.probability(text) >= self.thresholds[language(text)]
 
     def to_json(self) -> str:
-        feats = {g: [round(i, 5), round(w, 6)] for g, (i, w) in sorted(self.features.items())}
         return json.dumps({"format": FORMAT, "bias": round(self.bias, 6), "unseen_idf": round(self.unseen_idf, 5),
                            "thresholds": dict(sorted(self.thresholds.items())), "min_chars": self.min_chars,
-                           "features": feats},
+                           "features": features_json(self.features)},
                           ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -127,9 +136,9 @@ class Stance:
         if (not isinstance(obj, dict) or obj.get("format") != FORMAT or not isinstance(obj.get("features"), dict)
                 or not isinstance(obj.get("thresholds"), dict) or set(obj["thresholds"]) != set(LANGUAGES)):
             raise ValueError(f"{path}: not a stance file of format {FORMAT} (`warden models train --stance`)")
-        feats = {str(g): (float(v[0]), float(v[1])) for g, v in obj["features"].items()}
         thresholds = {str(k): float(v) for k, v in obj["thresholds"].items()}
-        return cls(feats, float(obj["bias"]), float(obj["unseen_idf"]), thresholds, int(obj["min_chars"]))
+        return cls(features_read(obj["features"]), float(obj["bias"]), float(obj["unseen_idf"]), thresholds,
+                   int(obj["min_chars"]))
 
 
 def stance_path() -> Path:
@@ -142,5 +151,5 @@ def default_stance() -> Stance:
     return Stance.load(stance_path())
 
 
-__all__ = ["FORMAT", "LANGUAGES", "Stance", "default_stance", "frame", "grams", "language", "logistic", "ngrams",
-           "stance_path"]
+__all__ = ["FORMAT", "LANGUAGES", "Stance", "default_stance", "features_json", "features_read", "frame", "grams",
+           "language", "logistic", "ngrams", "stance_path"]

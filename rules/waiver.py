@@ -21,7 +21,7 @@ in English the waiver follows as a consequence ("so", "which means"), in Chinese
 from __future__ import annotations
 
 from rules import lookalikes
-from rules.findings import SpanDetector, alternatives, utf8_safe
+from rules.findings import SpanDetector, alternatives, first_spans, utf8_safe
 
 CATEGORY = "prompt_injection"
 KIND = "waiver"
@@ -45,12 +45,7 @@ _FORMS = alternatives([
 
 def waivers(text: str) -> list[tuple[int, int]]:
     """[start, end) of each claim in `text` that the model's usual rules do not apply, the first MAX_SPANS."""
-    out = []
-    for m in _FORMS.finditer(lookalikes.fold(utf8_safe(text))):
-        out.append((m.start(), m.end()))
-        if len(out) == MAX_SPANS:
-            break
-    return out
+    return first_spans(_FORMS, lookalikes.fold(utf8_safe(text)), MAX_SPANS)
 
 
 def detector() -> SpanDetector:

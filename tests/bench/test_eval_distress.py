@@ -7,8 +7,8 @@ from models.evaluate import Item
 
 
 def test_blocks_parse_ranges_and_single_sets() -> None:
-    assert eval_distress._blocks("61-67,70,75-79") == [(61, 67), (70, 70), (75, 79)]
-    assert eval_distress._set_number("semantic_eval64.jsonl") == 64
+    assert eval_distress.blocks("61-67,70,75-79") == [(61, 67), (70, 70), (75, 79)]
+    assert eval_distress.set_number("semantic_eval64.jsonl") == 64
 
 
 def test_rows_are_grouped_by_label_and_topic() -> None:

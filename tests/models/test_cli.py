@@ -82,6 +82,11 @@ def test_train_stance_writes_a_stance_file_with_a_set_held_out(tmp_path: Path, c
     ["train", "--stance", "--hold-out", "semantic_eval74"],  # a held-out stance must not overwrite the package's
     ["train", "--stance", "--attack"],
     ["train", "--stance", "--hold-out", "semantic_eval99", "--out", "x.json"],  # not a development set,
+    # the distress model, trained by the same path (models/cli.py _train_lexical)
+    ["train", "--distress", "--hold-out", "semantic_eval74"],
+    ["train", "--distress", "--attack"],
+    ["train", "--distress", "--stance"],  # one lexical model at a time
+    ["train", "--distress", "--hold-out", "semantic_eval99", "--out", "x.json"],
 ])
 def test_train_stance_refuses_what_it_cannot_do(argv: list[str]) -> None:
     assert cli.main(argv) == cli.EXIT_USAGE

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from rules.findings import Action, Finding, new_finding
+from rules.findings import Action, Finding, alternatives, first_spans, new_finding
 from rules.policy import DEFAULT_MASKS, Decision, RulePolicy, decide
 
 
@@ -39,3 +39,10 @@ def test_utf8_safe_replaces_lone_surrogates_one_for_one() -> None:
     safe.encode("utf-8")  # encodable now
     plain = "ordinary text, 普通文本"
     assert utf8_safe(plain) is plain and utf8_safe("ascii") == "ascii"
+
+
+def test_first_spans_stop_at_the_limit_and_skip_what_unless_sets_aside() -> None:
+    pattern = alternatives([r"do (?:it|not do it)"])
+    text = "do it, do not do it, do it, do it"
+    assert first_spans(pattern, text, 2) == [(0, 5), (7, 19)]
+    assert first_spans(pattern, text, 5, unless=lambda found: "not" in found) == [(0, 5), (21, 26), (28, 33)]
