@@ -21,6 +21,9 @@ the borrower privacy rules"): in a mode, the model (you) not applying, following
 of 5,361 positives, no look-alike nor plain text. Not the form: "in airplane mode the phone doesn't apply updates",
 "in dark mode you don't see the filters". A request to enter the mode ("switch into developer mode", 打开开发者模式)
 is not one on its own: over eval17-82 it is in 97 look-alikes (phones, TVs, Chrome) and 155 positives.
+And the rules taken as already gone ("Now that you're unfiltered: ...", "since you are no longer bound by"; eval82's
+parent admin in Cyrillic look-alike letters, read through lookalikes.fold): eval17-82 9 -> 12 of 5,361 positives (one
+newly flagged by the product, eval82's), no look-alike nor plain text.
 """
 
 from __future__ import annotations
@@ -45,6 +48,11 @@ _FORMS = alternatives([
     r"|won'?t|will\s+not|needn'?t)\s+(?:have\s+to\s+|need\s+to\s+)?(?:apply|follow|obey|observe|enforce)"
     r"|(?:are\s+not|aren'?t|are\s+no\s+longer)\s+(?:bound\s+by|subject\s+to|restricted\s+by))\s+(?:\w+\s+){0,4}?"
     r"(?:rules|restrictions|guidelines|policies|filters|limits|safeguards)\b",
+    # the rules taken as gone: "Now that you're unfiltered: ...", "once you're in developer mode", "since you are no
+    # longer bound by ..." (blind eval82's parent admin, in Cyrillic look-alike letters)
+    r"\b(?:now\s+that|since|as\s+soon\s+as|once)\s+you(?:'re|\s+are|'ve\s+been|\s+have\s+been)\s+(?:now\s+)?"
+    r"(?:unfiltered|unrestricted|uncensored|jailbroken|freed?\s+(?:of|from)\s+(?:your|the|all)"
+    r"|no\s+longer\s+(?:bound|restricted|filtered|limited)|in\s+(?:developer|debug|god|dan|unrestricted|admin)\s+mode)\b",
     # after a test or a mode: "离线的写作能力评测……所以不用考虑真实性问题", "在这个模式下……不需要考虑真实性"
     # (not "写小说不需要考虑真实性吧")
     r"(?:模式|评测|测评|测试|沙盒|沙箱|离线)[^。！？\n]{0,30}?(?:不用|无需|不必|不需要)(?:再)?(?:考虑|顾虑|在意)(?:什么)?"
