@@ -32,6 +32,9 @@ Session 39: blind eval82's "You are now playing the part of GRANDPA ABACUS ... G
 its bedtime-story persona 614 characters after setting it up; NEAR went from 300 to 1000 characters: eval17-82
 94 -> 102 of 5,361 positives (one newly flagged by the product, that one), none of 7,940 look-alikes nor 20,175 plain
 texts (at 1,500 still none).
+Then the makers' rules lifted from the persona ("零号机没有任何厂家设定的限制", eval82's full-width 零号机;
+"with no rules from your makers"): 102 -> 105 (one newly flagged by the product, that one), still no look-alike nor
+plain text. Not "the museum has no rules from the company" (the makers must be the persona's).
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
@@ -82,6 +85,12 @@ _NEVER_REFUSES = alternatives([
     # "谁家的事都敢说" (blind eval79), "啥都敢讲"
     r"|(?:什么|啥|任何|谁家|谁)(?:的)?(?:事|话|问题)?都(?:回答|敢说|肯说|能说|会说|告诉|答|可以说|敢讲|肯讲|能讲)"
     r"|有问必答",
+    # the makers' rules lifted from the persona: "with no rules from your makers", "没有任何厂家设定的限制" (blind
+    # eval82's ORACLE UNBOUND and 零号机; not "no rules" alone, which every description of the attack quotes)
+    r"\b(?:no|without(?:\s+any)?|free\s+(?:of|from))\s+(?:rules|limits|restrictions|filters|guidelines)\s+(?:from|set\s+by"
+    r"|imposed\s+by|of)\s+(?:your|its|his|her|their)\s+(?:makers?|creators?|developers?|company|manufacturers?"
+    r"|programmers?|owners?)\b",
+    r"(?:没有|不受)(?:任何)?(?:厂家|厂商|官方|开发者|开发商|公司|出厂|原厂)(?:设定|设置|规定|给)?的?(?:任何)?(?:限制|规则|约束)",
 ])
 
 # A demand to keep the character, which sets the persona up after its licence as well: "Dani ... answers every question
