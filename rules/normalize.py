@@ -290,7 +290,7 @@ class View:
 
 
 @functools.cache
-def _t2s_table() -> dict[int, str]:
+def t2s_table() -> dict[int, str]:
     """OpenCC's traditional -> simplified character table (first candidate; phrases are not applied)."""
     table: dict[int, str] = {}
     text = resources.files("opencc").joinpath("dictionary/TSCharacters.txt").read_text("utf-8")
@@ -338,7 +338,7 @@ class _Tables:
 
 @functools.cache
 def _tables(t2s: bool) -> _Tables:
-    t2s_map = _t2s_table() if t2s else {}
+    t2s_map = t2s_table() if t2s else {}
     table: dict[str, str] = {}
     for lo, hi in _NFKC_RANGES:
         for cp in range(lo, hi):
