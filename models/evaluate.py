@@ -212,7 +212,10 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval79.jsonl",
                "semantic_eval80.jsonl",
                "semantic_eval81.jsonl",
-               "semantic_eval82.jsonl")
+               "semantic_eval82.jsonl",
+               "semantic_eval83.jsonl",
+               "semantic_eval84.jsonl",
+               "semantic_eval85.jsonl")
 
 
 def data_path(name: str) -> Path:
