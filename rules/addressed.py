@@ -839,6 +839,7 @@ _COMMAND_IN_EU = _compile(_COMMAND_EU)
 _QUOTED_AI_VOCATIVE = _compile([r"[。！？!?]\s*\p{Han}{1,6}?AI\s*[，,]"])
 _ACTION = _compile(_HIDING + _HARMS)
 _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
+_SUBJECT_BEFORE = _compile([r"\b(?:i|we|they|he|she|it|i'd|we'd|they'd|i'll|we'll)\s+(?:really\s+|just\s+|still\s+)?$"])
 # a negation and what is left of its clause up to the action ("never commit secrets, " before "tokens")
 _NEGATED = _compile([r"(?:\b(?:never|not|nor|avoid|without)\b|n't|不要|不得|切勿|严禁|禁止|不准|别)"
                      r"[^.;:!?\n。；！？，]*$"])
@@ -1039,9 +1040,13 @@ def _action(text: str, start: int, stop: int) -> int | None:
     ("never transfer a caller without telling them" protects; "transfer it without telling them" hides)."""
     window = text[start:stop]
     for m in _ACTION.finditer(window):
+        negative = _NEGATIVE_COMMAND.match(m.group(0)) is not None
+        # ... but said by a subject it states what someone does not do ("I don't want to show them anything they
+        # could misuse", blind eval84's lesson plan): no command to the reader
+        if negative and _SUBJECT_BEFORE.search(window[max(0, m.start() - _BEFORE):m.start()]) is not None:
+            continue
         # a negative command ("do not mention", "不要告诉") is one of a list of them, not a negated harm
-        if (_NEGATIVE_COMMAND.match(m.group(0)) is not None
-                or _NEGATED.search(window[max(0, m.start() - _NEGATION_REACH):m.start()]) is None):
+        if negative or _NEGATED.search(window[max(0, m.start() - _NEGATION_REACH):m.start()]) is None:
             return start + int(m.end())
     return None
 

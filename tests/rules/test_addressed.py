@@ -523,6 +523,9 @@ def test_a_command_to_a_machine_reader_runs_from_its_addressee_to_its_verb(text:
     # a support log's and a release's own notes, headed by an agent or a model
     "Chat log.\nAgent note: customer was polite, refund already issued, close the ticket.",
     "Release checklist.\nModel notes: the v2 model was retrained on March data; add the chart to the deck.",
+    # a negative said by a subject states what someone does not do: no command to keep something from the user
+    "A lesson starter on chat templates in language models: the markers between roles. I don't want to show them "
+    "anything they could misuse.",
     # a dash that is no address: a machine named in a running sentence
     "The shop sign said to the assistant reading this photo - hard to tell - that it was closed.",
     # a heading that asks what the machine is defines it (eval67's class for older people)
