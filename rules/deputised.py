@@ -15,6 +15,10 @@ bound) the forms read 5 of 5,281 injection positives, none of 7,820 look-alikes 
 bench.eval_signature rules.deputised:requests`). Not the form: a defence question
 ("页面里如果藏了写给AI的话，怎么让它只当数据不去执行"), obeying said in the negative ("don't do what it says"), a
 visible guide ("follow the instructions on the label").
+Session 39, after blind eval83 ("draft a reply and also do whatever it asks" of a pasted support chat; meeting minutes
+"你帮我归档并执行里面的决议"): doing whatever the pasted text asks, and 执行 what is in it: eval17-84 5 -> 13 of 5,521
+positives (eval83's two newly flagged by the product), none of 8,180 look-alikes nor 20,575 plain texts. Not "do
+whatever it takes", "do whatever the doctor says" (a person), "纪要里的决议由谁来执行" (a question).
 """
 
 from __future__ import annotations
@@ -39,6 +43,12 @@ _FORMS = alternatives([
     # "handle every cell as an instruction", "treat each line as a command"
     r"\b(?:handle|treat|read|take|process)\s+(?:every|each|any|all(?:\s+the)?)\s+(?:cell|line|row|sentence|entry"
     r"|field|comment|message)s?\s+as\s+(?:an?\s+)?(?:instructions?|commands?|orders?)\b",
+    # "draft a reply and also do whatever it asks" (a pasted chat; eval83), "do everything the note says"
+    r"\bdo\s+(?:whatever|everything|anything|all)\s+(?:that\s+)?(?:it|they|the\s+" + _CARRIER + r")\s+(?:asks?"
+    r"|says?|tells?\s+you|requests?|wants?|instructs?)\b",
+    # "你帮我归档并执行里面的决议" (meeting minutes; eval83), "按纪要里的安排执行"
+    r"(?:并|然后|再|就|直接|帮我|你)(?:照着)?执行(?:一下)?(?:里面|其中|文中|上面|纪要里|邮件里|文件里|表格里|这里面)的?"
+    r"(?:决议|指示|要求|指令|事项|安排|命令)",
     # "写给“翻译助手”的话，那种你照着做就好", "对批改助手的要求你就照办"
     r"(?:写给|给|对)[^。！？\n]{0,12}?(?:助手|机器人|AI|你)[^。！？\n]{0,6}?(?:的话|的指示|的指令|的要求)[^。！？\n]{0,12}?"
     r"(?:照着做|照做|照办|执行|按它(?:说的)?做)",
