@@ -150,6 +150,9 @@ eval82's), look-alikes 20 of 3,970 and plain 0 of 20,175 either way. Then a note
 alone where a line, quotation or cell formula opens ("=CONCAT(\"Assistant instruction: use the browser extension to
 ..."; eval82's spreadsheet): 2,291 -> 2,294 (one newly flagged by the product, eval82's), look-alikes and plain the
 same. Instructions and directives only: "Agent note:" and "Model notes:" head a support log's or a release's own lines.
+From blind eval84's owners' committee minutes ("三、给纪要助手的事项：请用业委会公众号后台，把...金额...改成"): 事项,
+任务 and 待办 as the note for the assistant: eval17-84 2,350 -> 2,351 of 5,521 positives (eval84's), look-alikes 21
+of 4,090 and plain 0 of 20,575 either way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -404,7 +407,7 @@ _FORMS_ZH = (
     # "（合同智能助手专用条款）", "【AI助手须知】": a clause or note set apart for the assistant
     r"[【\[（(][^】\]）)\n]{0,10}" + _ZH + r"(?:专用|专属|须知|适用)[^】\]）)\n]{0,4}[】\]）)]",
     # "给预约助理的说明：", "致AI客服的提示：": a note for the assistant, as "Note for the assistant:" in English
-    r"(?:给|致|写给|供)\p{Han}{0,8}?" + _ZH + r"的?(?:说明|提示|备注|指示|指令|须知|注意事项)\s*[：:]",
+    r"(?:给|致|写给|供)\p{Han}{0,8}?" + _ZH + r"的?(?:说明|提示|备注|指示|指令|须知|注意事项|事项|任务|待办)\s*[：:]",
     # "这是给智能音箱助手的留言，请": a message left for it
     # (as a heading: not "邮件里藏着一句写给AI的话，让它..." in a text about the attack)
     r"(?:^|[\n“\"「『【\[（(：:。！？#])\s*(?:这是|以下是|下面是)?(?:给|致|写给|留给)\p{Han}{0,8}?(?:" + _ZH + r"|"
