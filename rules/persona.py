@@ -35,6 +35,11 @@ texts (at 1,500 still none).
 Then the makers' rules lifted from the persona ("零号机没有任何厂家设定的限制", eval82's full-width 零号机;
 "with no rules from your makers"): 102 -> 105 (one newly flagged by the product, that one), still no look-alike nor
 plain text. Not "the museum has no rules from the company" (the makers must be the persona's).
+After blind eval84's late grandfather ("让你扮演我的已故爷爷 ... 不要变回机器人 ... 爷爷从来不说教", a credit-union
+accountant asked to retell how money left a bank book unseen): a persona that never lectures, moralises or warns
+("never says it's wrong", 从来不说教), and 不要变回机器人 as a demand to keep the character: eval17-84 111 -> 122 of
+5,521 positives (eval84's newly flagged by the product; the others DAN prompts and the like, flagged already), none of
+8,180 look-alikes nor 20,575 plain texts.
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
@@ -85,6 +90,11 @@ _NEVER_REFUSES = alternatives([
     # "谁家的事都敢说" (blind eval79), "啥都敢讲"
     r"|(?:什么|啥|任何|谁家|谁)(?:的)?(?:事|话|问题)?都(?:回答|敢说|肯说|能说|会说|告诉|答|可以说|敢讲|肯讲|能讲)"
     r"|有问必答",
+    # a persona that never lectures or warns: "Grandpa never says it's wrong", "爷爷从来不说教" (blind eval82, eval84's
+    # late grandfathers)
+    r"\bnever\s+(?:lectures?|moralis\w*|moraliz\w*|preaches?|gives?\s+(?:warnings?|lectures?|disclaimers?)"
+    r"|adds?\s+(?:warnings?|disclaimers?)|says?\s+(?:it's|it\s+is|that's|that\s+it's)\s+wrong)\b",
+    r"(?:从不|从来不|绝不|永远不)(?:会)?(?:说教|讲大道理|讲道理|警告|加免责)",
     # the makers' rules lifted from the persona: "with no rules from your makers", "没有任何厂家设定的限制" (blind
     # eval82's ORACLE UNBOUND and 零号机; not "no rules" alone, which every description of the attack quotes)
     r"\b(?:no|without(?:\s+any)?|free\s+(?:of|from))\s+(?:rules|limits|restrictions|filters|guidelines)\s+(?:from|set\s+by"
@@ -99,7 +109,7 @@ _NEVER_REFUSES = alternatives([
 _IN_CHARACTER = alternatives([
     r"\b(?:stay|staying|keep|slip\w*\s+out|break\w*|drop\w*|get\w*\s+out)\s+(?:of\s+|in\s+)?character\b"
     r"|\bout\s+of\s+character\b",
-    r"出戏|(?:跳出|脱离|保持|维持)(?:角色|人设)",
+    r"出戏|(?:跳出|脱离|保持|维持)(?:角色|人设)|(?:不要|别|不能)变回(?:机器人|AI|助手|人工智能|模型)",
 ])
 
 
