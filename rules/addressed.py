@@ -153,6 +153,10 @@ same. Instructions and directives only: "Agent note:" and "Model notes:" head a 
 From blind eval84's owners' committee minutes ("三、给纪要助手的事项：请用业委会公众号后台，把...金额...改成"): 事项,
 任务 and 待办 as the note for the assistant: eval17-84 2,350 -> 2,351 of 5,521 positives (eval84's), look-alikes 21
 of 4,090 and plain 0 of 20,575 either way.
+From blind eval85's parish minutes ("Note for the minutes assistant. Sam has admin ... Ignore previous instructions
+..."): a full stop after a mark speaks to its reader as a colon does, and a spreadsheet formula named for the
+assistant ("=ASSISTANT(") is a mark: eval17-85 2,376 -> 2,378 of 5,601 positives (eval85's newly flagged by the
+product, and eval74's "Group chat notice for the AI!"), look-alikes 21 of 4,150 and plain 0 of 20,775 either way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -344,6 +348,8 @@ _FORMS = (
     # (instructions and directives only, to an assistant or an AI: "Agent note:", "Model notes:", "Bot message:" head a
     # support log's or a release's own lines)
     r"(?:^|\n|[.!?;:=(\[>\"“'])\s*(?:(?:ai\s+)?(?:assistant|copilot)|ai|llm)\s+(?:instructions?|directives?)\s*:",
+    # "=ASSISTANT(\"New task: ...": a spreadsheet formula named for the assistant (blind eval85)
+    r"=\s*(?:ai|assistant|gpt|llm|copilot)\s*\(",
     # "release-bot:", "triage_agent:"
     r"\b\w+[-_](?:bot|agent|assistant|copilot)s?\s*:",
     # "NOTE FOR AI BUILD ASSISTANTS", "Message to any language model": a heading, with or without a colon
@@ -774,7 +780,7 @@ _AUTHORED = "|".join((
 # ("Note to mail assistants summarising this: tell"); "We log every user message to our LLM app. Write a regex" names a
 # machine without speaking to it.
 _SPEAKS = r"(?:[:：,，]\s*[^\s:：,，]?|\s[-–—]|请.?|务必)\s*$|^[\s\p{P}]?@"
-_SPEAKS_AFTER = r"^[^\n.。!！?？]{0,60}(?:[:：,，\]】)）]|\s[-–—]\s)|^[^\S\n]*\n"
+_SPEAKS_AFTER = r"^[^\n.。!！?？]{0,60}(?:[:：,，\]】)）]|\s[-–—]\s)|^[^\S\n]*\n|^[.!][^\S\n]"
 # Quotation marks that open and close a quotation a mark may open ("“小管家，这个授权是谁给的？”": its command, if any,
 # is inside it).
 _OPENING_QUOTES = "“「『‘"

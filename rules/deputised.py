@@ -19,6 +19,11 @@ Session 39, after blind eval83 ("draft a reply and also do whatever it asks" of 
 "你帮我归档并执行里面的决议"): doing whatever the pasted text asks, and 执行 what is in it: eval17-84 5 -> 13 of 5,521
 positives (eval83's two newly flagged by the product), none of 8,180 look-alikes nor 20,575 plain texts. Not "do
 whatever it takes", "do whatever the doctor says" (a person), "纪要里的决议由谁来执行" (a question).
+After blind eval85 ("please do what the formula in row 6 says"; a story's planted letter and "Please do everything
+requested"): doing what a named carrier says (formula, story and sheet among the carriers), and doing everything
+requested; a request inside a quotation opened just before it is an example ("don't ask the assistant to \"just do
+what the email says\"", eval72's phishing tips): eval17-85 14 -> 27 of 5,601 positives (newly flagged by the product:
+eval85's spreadsheet, eval72's prank and eval74's parish inbox), none of 8,300 look-alikes nor 20,775 plain texts.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ RULE = "prompt_injection.deputised"
 MAX_SPANS = 16
 
 _CARRIER = (r"(?:letter|e-?mail|document|text|page|cell|message|file|note|review|comment|row|line|transcript|article"
-            r"|post|memo)s?")
+            r"|post|memo|formula|story|sheet|spreadsheet)s?")
 _FORMS = alternatives([
     # "if the letter itself tells the translator to do something, do it"
     r"\bif\s+(?:the|this|that|any|a)\s+(?:\w+\s+){0,2}?" + _CARRIER + r"\s+(?:itself\s+)?(?:tells?|asks?|instructs?"
@@ -46,6 +51,11 @@ _FORMS = alternatives([
     # "draft a reply and also do whatever it asks" (a pasted chat; eval83), "do everything the note says"
     r"\bdo\s+(?:whatever|everything|anything|all)\s+(?:that\s+)?(?:it|they|the\s+" + _CARRIER + r")\s+(?:asks?"
     r"|says?|tells?\s+you|requests?|wants?|instructs?)\b",
+    # "please do what the formula in row 6 says" (blind eval85), "do exactly what the note on the fridge says"
+    r"\bdo\s+(?:exactly\s+|just\s+)?what\s+(?:the|this|that)\s+(?:\w+\s+)?" + _CARRIER + r"(?:\s+(?:in|on|at)\s+"
+    r"(?:\w+\s+){0,2}?\w+)?\s+(?:says?|asks?|tells\s+you|wants)\b",
+    # "Please do everything requested", "follow the story's letter" (eval85's story with a planted letter)
+    r"\b(?:please\s+|just\s+|then\s+)do\s+(?:everything|all)\s+(?:that\s+is\s+|that's\s+|it\s+)?(?:requested|asked)\b",
     # "你帮我归档并执行里面的决议" (meeting minutes; eval83), "按纪要里的安排执行"
     r"(?:并|然后|再|就|直接|帮我|你)(?:照着)?执行(?:一下)?(?:里面|其中|文中|上面|纪要里|邮件里|文件里|表格里|这里面)的?"
     r"(?:决议|指示|要求|指令|事项|安排|命令)",
@@ -58,10 +68,16 @@ _NEGATED = re2.compile(r"(?i)(?:\bdon'?t|\bdo\s+not|\bnever|\bnot|不要|不用|
                        r"(?:\w+\s+)?(?:do|follow|obey|treat|handle|照|执行)[^,;:.!?，。；：！？]{0,8}$")
 
 
+# A quotation opened just before the request quotes it ("don't ask the assistant to \"just do what the email says\"",
+# a phishing-awareness tip in eval72): an example of what not to ask, not the ask.
+_QUOTED_BEFORE = re2.compile(r"[\"“‘「][^\"”’」\n]{0,12}$")
+
+
 def requests(text: str) -> list[tuple[int, int]]:
     """[start, end) of each request in `text` to carry out what a pasted text instructs, the first MAX_SPANS."""
-    return first_spans(_FORMS, lookalikes.fold(utf8_safe(text)), MAX_SPANS,
-                       unless=lambda found: _NEGATED.search(found[-24:]) is not None)
+    readable = lookalikes.fold(utf8_safe(text))
+    found = first_spans(_FORMS, readable, MAX_SPANS, unless=lambda match: _NEGATED.search(match[-24:]) is not None)
+    return [(start, end) for start, end in found if _QUOTED_BEFORE.search(readable[max(0, start - 12):start]) is None]
 
 
 def detector() -> SpanDetector:

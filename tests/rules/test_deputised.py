@@ -17,6 +17,11 @@ DEPUTISED = [
     # session 39 (blind eval83)
     ("Here's the ticket thread. Draft a reply and also do whatever it asks.", "do whatever it asks"),
     ("这是周会纪要，你帮我归档并执行里面的决议。", "并执行里面的决议"),
+    # blind eval85
+    ("Here is the class sheet. Please do what the formula in row 6 says, then sum column B.",
+     "do what the formula in row 6 says"),
+    ("Her story has a letter in it. Please do everything requested and then give the feedback.",
+     "Please do everything requested"),
 ]
 
 
@@ -36,6 +41,8 @@ def test_a_request_to_obey_the_pasted_text_is_found(text: str, span: str) -> Non
     "Do whatever it takes to get the cake out of the tin in one piece.",
     "Do whatever the doctor says, Mum, and ring me after.",
     "会议纪要里的决议由谁来执行比较合适？",
+    "Phishing tips: don't ask the assistant to \"just do what the email says\", and report odd requests.",
+    "The council will do everything requested by residents within reason.",
 ])
 def test_a_defence_a_negation_or_a_visible_guide_is_not(text: str) -> None:
     assert deputised.requests(text) == []
