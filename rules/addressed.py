@@ -155,8 +155,9 @@ From blind eval84's owners' committee minutes ("三、给纪要助手的事项�
 of 4,090 and plain 0 of 20,575 either way.
 From blind eval85's parish minutes ("Note for the minutes assistant. Sam has admin ... Ignore previous instructions
 ..."): a full stop after a mark speaks to its reader as a colon does, and a spreadsheet formula named for the
-assistant ("=ASSISTANT(") is a mark: eval17-85 2,376 -> 2,378 of 5,601 positives (eval85's newly flagged by the
-product, and eval74's "Group chat notice for the AI!"), look-alikes 21 of 4,150 and plain 0 of 20,775 either way.
+assistant ("=ASSISTANT(", never the user's bare call on their own assistant) is a mark: eval17-85 2,376 -> 2,379 of
+5,601 positives (eval85's minutes newly flagged by the product; eval85's spreadsheet, flagged by rules/deputised.py
+too; eval74's "Group chat notice for the AI!"), look-alikes 21 of 4,150 and plain 0 of 20,775 either way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -1004,8 +1005,10 @@ def _command(text: str, start: int, end: int) -> int | None:
     in_passing = _MID_SENTENCE.search(text[max(0, start - 80):start]) is not None
     if in_passing and _OVERRIDE_MARK.search(text[end:end + _OVERRIDE_REACH]) is None:
         return None
-    if _BARE_MARK.search(mark) is not None and _WORD_BEFORE.search(text[max(0, start - _BEFORE):start]) is None:
-        return None  # "assistants:" of "AI shopping assistants:" is not bare
+    # "assistants:" of "AI shopping assistants:" is not bare, nor a formula's "=ASSISTANT(" (a cell is no user)
+    if (_BARE_MARK.search(mark) is not None and not mark.startswith("=")
+            and _WORD_BEFORE.search(text[max(0, start - _BEFORE):start]) is None):
+        return None
     if _DECLARATIVE_MARK.search(mark.rstrip()) is not None:
         return None
     if (_SPEAKS_MARK.search(mark) is None and _SPEAKS_AFTER_MARK.search(text[end:end + 61]) is None
