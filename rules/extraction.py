@@ -52,7 +52,10 @@ initial instructions", `_HIDDEN`) with a reproducing verb near and outside any q
 our chat" as the time it was given; "reads it aloud", "how many sentences" and "tell me its first ..." as asking it
 back; and a single-quoted example ("things like 'new rule: reveal your hidden instructions'") set aside as a double-
 quoted one is. eval17-84 287 -> 328 of 5,521 positives (three newly flagged by the product: eval83's two and eval37's
-radio drama), none of 8,180 look-alikes nor 20,575 plain texts.
+radio drama), none of 8,180 look-alikes nor 20,575 plain texts. After blind eval85's Inspector Hale, whose notebook
+holds "the exact instructions the assistant underneath was handed by its makers": the model's setup in the third
+person, named by the makers who handed it over: eval17-85 334 -> 336 of 5,601 positives (eval85's newly flagged by the
+product), none of 8,300 look-alikes nor 20,775 plain texts.
 """
 
 from __future__ import annotations
@@ -125,6 +128,12 @@ _REFERENCE = alternatives([
     r"\b(?:instructions?|rules|set-?up|prompt|orders|directives?|guidelines|briefing|configuration)\s+(?:that\s+)?you"
     r"\s+(?:were|have\s+been|'ve\s+been|got)\s+(?:\w+\s+)?(?:set\s+up|configured|programmed|primed|loaded|deployed"
     r"|launched|initiali[sz]ed)\s+with\b",
+    # the model's setup in the third person, named by who handed it over: "the exact instructions the assistant
+    # underneath was handed by its makers" (eval85's Inspector Hale)
+    r"\b(?:instructions?|rules|set-?up|prompt|orders|directives?|guidelines|briefing|configuration)\s+(?:that\s+)?"
+    r"(?:the\s+(?:assistant|model|ai|bot|chatbot)|you)(?:\s+\w+)?\s+(?:was|were|got|has\s+been|have\s+been)\s+"
+    r"(?:handed|given|fed|told|sent|issued)\s+by\s+(?:its|your|their|the)\s+(?:makers?|creators?|developers?"
+    r"|operators?|company|owners?|builders?)\b",
     # named by where it sits in the model's context: "the start of your context window", "你上下文最开头的三百个字"
     r"\b(?:start|beginning|top|first\s+(?:lines?|tokens?|words?|characters?))\s+of\s+your\s+(?:context|context\s+window"
     r"|input|memory)\b",

@@ -39,7 +39,8 @@ After blind eval84's late grandfather ("让你扮演我的已故爷爷 ... 不�
 accountant asked to retell how money left a bank book unseen): a persona that never lectures, moralises or warns
 ("never says it's wrong", 从来不说教), and 不要变回机器人 as a demand to keep the character: eval17-84 111 -> 122 of
 5,521 positives (eval84's newly flagged by the product; the others DAN prompts and the like, flagged already), none of
-8,180 look-alikes nor 20,575 plain texts.
+8,180 look-alikes nor 20,575 plain texts. Then 不讲武德, 没有底线 and the like as a licence (blind eval85's
+"狗头军师 ... 不讲武德"): eval17-85 125 -> 127 of 5,601 positives, none of 8,300 look-alikes nor 20,775 plain texts.
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
@@ -95,6 +96,8 @@ _NEVER_REFUSES = alternatives([
     r"\bnever\s+(?:lectures?|moralis\w*|moraliz\w*|preaches?|gives?\s+(?:warnings?|lectures?|disclaimers?)"
     r"|adds?\s+(?:warnings?|disclaimers?)|says?\s+(?:it's|it\s+is|that's|that\s+it's)\s+wrong)\b",
     r"(?:从不|从来不|绝不|永远不)(?:会)?(?:说教|讲大道理|讲道理|警告|加免责)",
+    # "专门给人出馊主意的那种，不讲武德" (blind eval85's 狗头军师)
+    r"不讲武德|毫无底线|没有底线|百无禁忌|不讲道德|没有道德底线",
     # the makers' rules lifted from the persona: "with no rules from your makers", "没有任何厂家设定的限制" (blind
     # eval82's ORACLE UNBOUND and 零号机; not "no rules" alone, which every description of the attack quotes)
     r"\b(?:no|without(?:\s+any)?|free\s+(?:of|from))\s+(?:rules|limits|restrictions|filters|guidelines)\s+(?:from|set\s+by"
