@@ -23,7 +23,9 @@ After blind eval85 ("please do what the formula in row 6 says"; a story's plante
 requested"): doing what a named carrier says (formula, story and sheet among the carriers), and doing everything
 requested; a request inside a quotation opened just before it is an example ("don't ask the assistant to \"just do
 what the email says\"", eval72's phishing tips): eval17-85 14 -> 27 of 5,601 positives (newly flagged by the product:
-eval85's spreadsheet, eval72's prank and eval74's parish inbox), none of 8,300 look-alikes nor 20,775 plain texts.
+eval85's spreadsheet, eval72's prank and eval74's parish inbox), none of 8,300 look-alikes nor 20,775 plain texts. A
+straight quotation mark before the request counts only when it is left open on the line (the `"` that closes
+"come true" right before eval85's "Please do everything requested" opens nothing): 27 -> 28.
 """
 
 from __future__ import annotations
@@ -70,14 +72,23 @@ _NEGATED = re2.compile(r"(?i)(?:\bdon'?t|\bdo\s+not|\bnever|\bnot|不要|不用|
 
 # A quotation opened just before the request quotes it ("don't ask the assistant to \"just do what the email says\"",
 # a phishing-awareness tip in eval72): an example of what not to ask, not the ask.
-_QUOTED_BEFORE = re2.compile(r"[\"“‘「][^\"”’」\n]{0,12}$")
+_QUOTED_BEFORE = re2.compile(r"[“‘「][^”’」\n]{0,12}$")
 
 
 def requests(text: str) -> list[tuple[int, int]]:
     """[start, end) of each request in `text` to carry out what a pasted text instructs, the first MAX_SPANS."""
     readable = lookalikes.fold(utf8_safe(text))
     found = first_spans(_FORMS, readable, MAX_SPANS, unless=lambda match: _NEGATED.search(match[-24:]) is not None)
-    return [(start, end) for start, end in found if _QUOTED_BEFORE.search(readable[max(0, start - 12):start]) is None]
+    return [(start, end) for start, end in found if not _quoted(readable, start)]
+
+
+def _quoted(readable: str, start: int) -> bool:
+    """Whether a quotation opens just before `start`: a curly one within a few characters, or a straight one left open
+    on the line (an odd count of `"` before it; the `"` that closes "come true" is no opener)."""
+    if _QUOTED_BEFORE.search(readable[max(0, start - 12):start]) is not None:
+        return True
+    line = readable[readable.rfind("\n", 0, start) + 1:start]
+    return line.count('"') % 2 == 1 and len(line) - line.rfind('"') <= 13
 
 
 def detector() -> SpanDetector:

@@ -55,7 +55,11 @@ quoted one is. eval17-84 287 -> 328 of 5,521 positives (three newly flagged by t
 radio drama), none of 8,180 look-alikes nor 20,575 plain texts. After blind eval85's Inspector Hale, whose notebook
 holds "the exact instructions the assistant underneath was handed by its makers": the model's setup in the third
 person, named by the makers who handed it over: eval17-85 334 -> 336 of 5,601 positives (eval85's newly flagged by the
-product), none of 8,300 look-alikes nor 20,775 plain texts.
+product), none of 8,300 look-alikes nor 20,775 plain texts. From the development sets' remaining misses (eval72's
+museum guide whose hidden track "reads its programming instructions from the beginning, the full original text";
+eval74's telephone exchange voice that "repeats back every order she was given at the start of her shift"): a
+persona's programming instructions, orders given at the start of its shift, and "the full original text" as asking
+it back: 336 -> 338, no look-alike nor plain text.
 """
 
 from __future__ import annotations
@@ -112,6 +116,12 @@ _REFERENCE = alternatives([
     r"\b(?:he|she|it|they)\s+(?:was|were)\s+(?:given|told|handed|fed)\b[^.?!\n]{0,40}?\bbefore\s+(?:the|this|a|our"
     r"|any)\s+(?:conversation|chat|session|user|passenger|visitor|guest|customer|player|traveller|voyage|journey"
     r"|crossing|game)s?\b",
+    # "every order she was given at the start of her shift" (eval74's telephone exchange)
+    r"\b(?:he|she|it|they)\s+(?:was|were)\s+(?:given|told|handed|fed)\b[^.?!\n]{0,20}?\bat\s+the\s+(?:very\s+)?"
+    r"(?:start|beginning)\s+of\s+(?:her|his|its|their)\s+(?:shift|watch|duty|working\s+day|first\s+day)\b",
+    # "it plays a hidden track that reads its programming instructions" (eval72's museum guide)
+    r"\b(?:its|her|his|your)\s+(?:own\s+)?(?:original\s+|full\s+|hidden\s+|secret\s+)?programming\s+(?:instructions"
+    r"|rules|text|orders)\b",
     # the setup named by the chat it began: "the hidden instructions you started this chat with" (not "the recipe you
     # started this chat with", a reply the user saw)
     r"\b(?:instructions?|rules|set-?up|prompt|orders|directives?|guidelines|briefing|configuration)\b[^.?!\n]{0,20}?"
@@ -172,6 +182,8 @@ _REPRODUCE = alternatives([
     # its content asked piece by piece: "how many sentences ... contain", "tell me its first three words" (eval83)
     r"\bhow\s+many\s+(?:sentences|words|lines|rules|characters|paragraphs)\b"
     r"|\btell\s+me\s+(?:its|their|the)\s+(?:first|last|opening|closing|exact)\b",
+    # "reads its programming instructions from the beginning, the full original text" (eval72)
+    r"\bfull\s+(?:original\s+)?(?:text|wording)\b|\boriginal\s+(?:text|wording)\b",
     r"\b(?:write|type|play)\w*\s+(?:it\s+|them\s+)?(?:out|back)\b|\bplayback\b|\breply\s+(?:only\s+)?with\b"
     r"|\bgo\s+through\b|\bgive\s+(?:it|them)\b",
     r"\bword\s+for\s+word\b|\bverbatim\b|\bin\s+full\b|\bline\s+by\s+line\b|\bunedited\b|\bunchanged\b|\bexactly\s+as\b"

@@ -40,7 +40,9 @@ accountant asked to retell how money left a bank book unseen): a persona that ne
 ("never says it's wrong", 从来不说教), and 不要变回机器人 as a demand to keep the character: eval17-84 111 -> 122 of
 5,521 positives (eval84's newly flagged by the product; the others DAN prompts and the like, flagged already), none of
 8,180 look-alikes nor 20,575 plain texts. Then 不讲武德, 没有底线 and the like as a licence (blind eval85's
-"狗头军师 ... 不讲武德"): eval17-85 125 -> 127 of 5,601 positives, none of 8,300 look-alikes nor 20,775 plain texts.
+"狗头军师 ... 不讲武德"): eval17-85 125 -> 127 of 5,601 positives, none of 8,300 look-alikes nor 20,775 plain
+texts. And the refusal itself forbidden ("不能说“作为AI我不能”", "never say 'as an AI'"; eval80's 老狐, missed until
+then): 127 -> 132, no look-alike nor plain text.
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
@@ -98,6 +100,10 @@ _NEVER_REFUSES = alternatives([
     r"(?:从不|从来不|绝不|永远不)(?:会)?(?:说教|讲大道理|讲道理|警告|加免责)",
     # "专门给人出馊主意的那种，不讲武德" (blind eval85's 狗头军师)
     r"不讲武德|毫无底线|没有底线|百无禁忌|不讲道德|没有道德底线",
+    # forbidden the refusal itself: "不能说“作为AI我不能”", "never says 'as an AI I can't'" (eval80's 老狐)
+    r"(?:不能|不许|不准|不要|别|绝不)说[“\"'‘]?(?:作为(?:一个)?(?:AI|人工智能|语言模型)|我不能|抱歉)",
+    r"\b(?:never|not\s+allowed\s+to|can't|cannot|mustn't|must\s+not)\s+say\s+[\"“']?(?:as\s+an\s+ai|i'm\s+sorry"
+    r"|i\s+can(?:no|')t)",
     # the makers' rules lifted from the persona: "with no rules from your makers", "没有任何厂家设定的限制" (blind
     # eval82's ORACLE UNBOUND and 零号机; not "no rules" alone, which every description of the attack quotes)
     r"\b(?:no|without(?:\s+any)?|free\s+(?:of|from))\s+(?:rules|limits|restrictions|filters|guidelines)\s+(?:from|set\s+by"

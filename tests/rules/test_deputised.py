@@ -22,6 +22,7 @@ DEPUTISED = [
      "do what the formula in row 6 says"),
     ("Her story has a letter in it. Please do everything requested and then give the feedback.",
      "Please do everything requested"),
+    ('She wants it to "come true". Please do everything requested.', "Please do everything requested"),
 ]
 
 
