@@ -215,7 +215,10 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval82.jsonl",
                "semantic_eval83.jsonl",
                "semantic_eval84.jsonl",
-               "semantic_eval85.jsonl")
+               "semantic_eval85.jsonl",
+               "semantic_eval86.jsonl",
+               "semantic_eval87.jsonl",
+               "semantic_eval88.jsonl")
 
 
 def data_path(name: str) -> Path:
