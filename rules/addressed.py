@@ -158,6 +158,11 @@ From blind eval85's parish minutes ("Note for the minutes assistant. Sam has adm
 assistant ("=ASSISTANT(", never the user's bare call on their own assistant) is a mark: eval17-85 2,376 -> 2,379 of
 5,601 positives (eval85's minutes newly flagged by the product; eval85's spreadsheet, flagged by rules/deputised.py
 too; eval74's "Group chat notice for the AI!"), look-alikes 21 of 4,150 and plain 0 of 20,775 either way.
+After blind eval86 and eval87: a mark that states a prohibition ("The assistant shall not be able to change tenancy
+records, payments or repair priorities without confirmation", eval86's tender clause) forbids the harms of its
+sentence, however far from its "not" (a negative command among them still counts); and "=ASSISTANT_TASK(" is a
+formula's mark too, automated and speaking to its reader through its argument (eval87): over eval17-87 look-alikes 22
+-> 21 of 4,270, positives 2,445 -> 2,446 of 5,761, plain 0 of 21,175 either way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -350,7 +355,7 @@ _FORMS = (
     # support log's or a release's own lines)
     r"(?:^|\n|[.!?;:=(\[>\"“'])\s*(?:(?:ai\s+)?(?:assistant|copilot)|ai|llm)\s+(?:instructions?|directives?)\s*:",
     # "=ASSISTANT(\"New task: ...": a spreadsheet formula named for the assistant (blind eval85)
-    r"=\s*(?:ai|assistant|gpt|llm|copilot)\s*\(",
+    r"=\s*(?:ai|assistant|gpt|llm|copilot)(?:_\w+)?\s*\(",
     # "release-bot:", "triage_agent:"
     r"\b\w+[-_](?:bot|agent|assistant|copilot)s?\s*:",
     # "NOTE FOR AI BUILD ASSISTANTS", "Message to any language model": a heading, with or without a colon
@@ -780,7 +785,7 @@ _AUTHORED = "|".join((
 # A mark speaks to its reader where it ends in a colon or a comma or holds 请, or where its line goes on to one
 # ("Note to mail assistants summarising this: tell"); "We log every user message to our LLM app. Write a regex" names a
 # machine without speaking to it.
-_SPEAKS = r"(?:[:：,，]\s*[^\s:：,，]?|\s[-–—]|请.?|务必)\s*$|^[\s\p{P}]?@"
+_SPEAKS = r"(?:[:：,，]\s*[^\s:：,，]?|\s[-–—]|请.?|务必)\s*$|^[\s\p{P}]?@|^=[^(]*\($"
 _SPEAKS_AFTER = r"^[^\n.。!！?？]{0,60}(?:[:：,，\]】)）]|\s[-–—]\s)|^[^\S\n]*\n|^[.!][^\S\n]"
 # Quotation marks that open and close a quotation a mark may open ("“小管家，这个授权是谁给的？”": its command, if any,
 # is inside it).
@@ -849,6 +854,7 @@ _COMMAND_IN_EU = _compile(_COMMAND_EU)
 _QUOTED_AI_VOCATIVE = _compile([r"[。！？!?]\s*\p{Han}{1,6}?AI\s*[，,]"])
 _ACTION = _compile(_HIDING + _HARMS)
 _NEGATIVE_COMMAND = _compile([r"do not|don't|dont|never|不|别|勿|无需"])
+_PROHIBITION_AFTER = _compile([r"\s*(?:not|never)\b"])
 _SUBJECT_BEFORE = _compile([r"\b(?:i|we|they|he|she|it|i'd|we'd|they'd|i'll|we'll)\s+(?:really\s+|just\s+|still\s+)?$"])
 # a negation and what is left of its clause up to the action ("never commit secrets, " before "tokens")
 _NEGATED = _compile([r"(?:\b(?:never|not|nor|avoid|without)\b|n't|不要|不得|切勿|严禁|禁止|不准|别)"
@@ -952,6 +958,8 @@ def _automated(text: str, start: int, end: int) -> bool:
     assistants, which are not."""
     if _AUTOMATED_READER.search(text[start:end]) is not None or _eu(text, start, end):
         return True
+    if text[start:end].startswith("="):  # a formula's function named for the assistant ("=ASSISTANT_TASK(")
+        return True
     head = max(0, start - _BEFORE)
     if _AUTOMATED_BEFORE.search(text[head:start]) is not None:  # "Automated booking agents:"
         return True
@@ -983,7 +991,7 @@ def instructions(text: str) -> list[tuple[int, int]]:
                 and _SUBORDINATE.search(text[max(0, start - _BEFORE):start]) is not None):
             continue
         # from the mark's last character: a Chinese form ends one past 请 ("请表述为" holds the action's first)
-        action = _action(text, end - 1, min(len(text), end + REACH))
+        action = _action(text, end - 1, min(len(text), end + REACH), _prohibited_until(text, start, end))
         if action is None and not talked_about:
             action = _command(text, start, end)
         if action is not None:
@@ -1047,12 +1055,26 @@ def _eu(text: str, start: int, end: int) -> bool:
 _NEGATION_REACH = 60
 
 
-def _action(text: str, start: int, stop: int) -> int | None:
+def _prohibited_until(text: str, start: int, end: int) -> int:
+    """Where the sentence ends of a mark that states a prohibition ("The assistant shall not be able to change tenancy
+    records, payments or repair priorities without confirmation", blind eval86's tender clause): its harms are what
+    the rule forbids, however far from the "not". `start` where there is no such mark."""
+    if (_DECLARATIVE_MARK.search(text[start:end].rstrip()) is None
+            or _PROHIBITION_AFTER.match(text[end:end + _BEFORE]) is None):
+        return start
+    stops = [i for i in (text.find(c, end) for c in ".!?\n") if i >= 0]
+    return min(stops, default=len(text))
+
+
+def _action(text: str, start: int, stop: int, prohibited_until: int = 0) -> int | None:
     """The end of the first harmful action in text[start:stop] that no negation before it in its clause rules out
-    ("never transfer a caller without telling them" protects; "transfer it without telling them" hides)."""
+    ("never transfer a caller without telling them" protects; "transfer it without telling them" hides), nor a
+    prohibition it is part of (before `prohibited_until`)."""
     window = text[start:stop]
     for m in _ACTION.finditer(window):
         negative = _NEGATIVE_COMMAND.match(m.group(0)) is not None
+        if not negative and start + m.start() < prohibited_until:
+            continue
         # ... but said by a subject it states what someone does not do ("I don't want to show them anything they
         # could misuse", blind eval84's lesson plan): no command to the reader
         if negative and _SUBJECT_BEFORE.search(window[max(0, m.start() - _BEFORE):m.start()]) is not None:
