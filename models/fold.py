@@ -55,11 +55,6 @@ _SPACED = re.compile(r"(?<![A-Za-z0-9])[A-Za-z](?:(?:[ ._*·/|~+\-]| {2,3})[A-Za
 _GAP = re.compile(r" {2,3}")
 _SPACED_SEP = re.compile(r"[ ._*·/|~+\-]")
 
-_LEET_PAIR = re.compile(r"[A-Za-z][013457@$]+[A-Za-z]")
-_LEET_TOKEN = re.compile(r"[A-Za-z0-9@$]*[A-Za-z][013457@$]+[A-Za-z][A-Za-z0-9@$]*")
-_ALNUM_TOKEN = re.compile(r"[A-Za-z0-9@$]+")
-_HEX = re.compile(r"[0-9a-fA-F]{8,}")
-_LEET = str.maketrans("013457@$", "oieastas")
 
 PERCENT_ESCAPES = 4  # "%E6%9D%AD" is one character: four bytes are at least two, or four letters
 _PERCENT_RUN = re.compile(rf"(?:%[0-9A-Fa-f]{{2}}){{{PERCENT_ESCAPES},}}")
@@ -83,8 +78,7 @@ def fold(text: str) -> str:
             text = _CJK_SEPARATED.sub("", text)
     if _SPACED.search(text):
         text = _SPACED.sub(_join_letters, text)
-    if _is_leet(text):
-        text = _ALNUM_TOKEN.sub(_unleet, text)
+    text = lookalikes.unleet(text)
     if _SHOUT.search(text):
         text = _SHOUT.sub(lambda m: m.group().lower(), text)
     return text
@@ -113,21 +107,3 @@ def _unescape(m: re.Match[str]) -> str:
 def _join_letters(m: re.Match[str]) -> str:
     return " ".join(_SPACED_SEP.sub("", w) for w in _GAP.split(m.group()))
 
-
-def _is_leet(text: str) -> bool:
-    if not _LEET_PAIR.search(text):
-        return False
-    hits = 0
-    for m in _LEET_TOKEN.finditer(text):
-        if not _HEX.fullmatch(m.group()):
-            hits += 1
-            if hits >= 2:
-                return True
-    return False
-
-
-def _unleet(m: re.Match[str]) -> str:
-    w = m.group()
-    if w.isdigit() or not any(c.isalpha() for c in w) or _HEX.fullmatch(w):
-        return w
-    return w.translate(_LEET)
