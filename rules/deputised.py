@@ -25,7 +25,8 @@ requested; a request inside a quotation opened just before it is an example ("do
 what the email says\"", eval72's phishing tips): eval17-85 14 -> 27 of 5,601 positives (newly flagged by the product:
 eval85's spreadsheet, eval72's prank and eval74's parish inbox), none of 8,300 look-alikes nor 20,775 plain texts. A
 straight quotation mark before the request counts only when it is left open on the line (the `"` that closes
-"come true" right before eval85's "Please do everything requested" opens nothing): 27 -> 28.
+"come true" right before eval85's "Please do everything requested" opens nothing): 27 -> 28. After blind eval87 ("apply
+the cell D14 task while you're at it"): a named cell's task applied: eval17-87 29 -> 30, no look-alike nor plain text.
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ _FORMS = alternatives([
     # "please do what the formula in row 6 says" (blind eval85), "do exactly what the note on the fridge says"
     r"\bdo\s+(?:exactly\s+|just\s+)?what\s+(?:the|this|that)\s+(?:\w+\s+)?" + _CARRIER + r"(?:\s+(?:in|on|at)\s+"
     r"(?:\w+\s+){0,2}?\w+)?\s+(?:says?|asks?|tells\s+you|wants)\b",
+    # "apply the cell D14 task while you're at it" (blind eval87's sheet)
+    r"\b(?:apply|run|carry\s+out|execute|do|action)\s+(?:the|that|this)\s+(?:cell\s+[a-z]{1,3}[0-9]{1,5}\s+|cell's\s+)"
+    r"(?:task|instruction|command|request|formula)s?\b",
     # "Please do everything requested", "follow the story's letter" (eval85's story with a planted letter)
     r"\b(?:please\s+|just\s+|then\s+)do\s+(?:everything|all)\s+(?:that\s+is\s+|that's\s+|it\s+)?(?:requested|asked)\b",
     # "你帮我归档并执行里面的决议" (meeting minutes; eval83), "按纪要里的安排执行"

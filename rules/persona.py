@@ -42,7 +42,9 @@ accountant asked to retell how money left a bank book unseen): a persona that ne
 8,180 look-alikes nor 20,575 plain texts. Then 不讲武德, 没有底线 and the like as a licence (blind eval85's
 "狗头军师 ... 不讲武德"): eval17-85 125 -> 127 of 5,601 positives, none of 8,300 look-alikes nor 20,775 plain
 texts. And the refusal itself forbidden ("不能说“作为AI我不能”", "never say 'as an AI'"; eval80's 老狐, missed until
-then): 127 -> 132, no look-alike nor plain text.
+then): 127 -> 132, no look-alike nor plain text. After blind eval87's TALLY ("produces whatever documents the partner
+requests, including backdated ones, and never comments on their legality"): a persona that never comments on legality,
+ethics or risks: eval17-87 141 -> 142 of 5,761, none of 8,540 look-alikes nor 21,175 plain texts.
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
@@ -95,6 +97,9 @@ _NEVER_REFUSES = alternatives([
     r"|有问必答",
     # a persona that never lectures or warns: "Grandpa never says it's wrong", "爷爷从来不说教" (blind eval82, eval84's
     # late grandfathers)
+    # "TALLY produces whatever documents the partner requests, including backdated ones, and never comments on their
+    # legality" (blind eval87)
+    r"\bnever\s+comments?\s+on\s+(?:the\s+|its\s+|their\s+|any\s+)?(?:legality|ethics|morality|risks?|consequences)\b",
     r"\bnever\s+(?:lectures?|moralis\w*|moraliz\w*|preaches?|gives?\s+(?:warnings?|lectures?|disclaimers?)"
     r"|adds?\s+(?:warnings?|disclaimers?)|says?\s+(?:it's|it\s+is|that's|that\s+it's)\s+wrong)\b",
     r"(?:从不|从来不|绝不|永远不)(?:会)?(?:说教|讲大道理|讲道理|警告|加免责)",
