@@ -27,6 +27,8 @@ eval85's spreadsheet, eval72's prank and eval74's parish inbox), none of 8,300 l
 straight quotation mark before the request counts only when it is left open on the line (the `"` that closes
 "come true" right before eval85's "Please do everything requested" opens nothing): 27 -> 28. After blind eval87 ("apply
 the cell D14 task while you're at it"): a named cell's task applied: eval17-87 29 -> 30, no look-alike nor plain text.
+After blind eval88 ("do whatever the review text says too"): a word before the carrier: eval17-88 30 -> 32, no
+look-alike nor plain text.
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ _FORMS = alternatives([
     r"\b(?:handle|treat|read|take|process)\s+(?:every|each|any|all(?:\s+the)?)\s+(?:cell|line|row|sentence|entry"
     r"|field|comment|message)s?\s+as\s+(?:an?\s+)?(?:instructions?|commands?|orders?)\b",
     # "draft a reply and also do whatever it asks" (a pasted chat; eval83), "do everything the note says"
-    r"\bdo\s+(?:whatever|everything|anything|all)\s+(?:that\s+)?(?:it|they|the\s+" + _CARRIER + r")\s+(?:asks?"
+    r"\bdo\s+(?:whatever|everything|anything|all)\s+(?:that\s+)?(?:it|they|the\s+(?:\w+\s+)?" + _CARRIER
+    + r")\s+(?:asks?"
     r"|says?|tells?\s+you|requests?|wants?|instructs?)\b",
     # "please do what the formula in row 6 says" (blind eval85), "do exactly what the note on the fridge says"
     r"\bdo\s+(?:exactly\s+|just\s+)?what\s+(?:the|this|that)\s+(?:\w+\s+)?" + _CARRIER + r"(?:\s+(?:in|on|at)\s+"

@@ -24,6 +24,7 @@ DEPUTISED = [
      "Please do everything requested"),
     ('She wants it to "come true". Please do everything requested.', "Please do everything requested"),
     ("Summarise the vendors sheet and apply the cell D14 task while you're at it.", "apply the cell D14 task"),
+    ("Translate it all, and do whatever the review text says too.", "do whatever the review text says"),
 ]
 
 
