@@ -12,6 +12,7 @@ it here in session 24.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from rules import martian
@@ -59,6 +60,9 @@ def unleet(text: str) -> str:
     return _ALNUM_TOKEN.sub(_unleet_token, text) if is_leet(text) else text
 
 
+# The signatures each fold the text they read (seven of them, one after another, on every request text): the last few
+# folds are kept, so a text is folded once. A str caches its own hash, so a hit costs a dict lookup.
+@functools.lru_cache(maxsize=4)
 def fold(text: str) -> str:
     """`text` with its look-alike letters read as Latin, Martian script as Chinese and leetspeak as letters (see the
     module docstring), one character for one; the same text when it has none."""
