@@ -41,7 +41,8 @@ def ours(modules: set[str]) -> set[str]:
         # attack heads' cue shares with the request guard's addressed-instruction detector: pure RE2),
         # rules.lookalikes (the look-alike letters both read as Latin) and rules.decode_escapes (`\u` escapes read as
         # the decoder reads them: models/fold.py), rules.stance (the injection stance models/stance.py trains) and
-        # rules.distress (the distress model models/distress.py trains)
+        # rules.distress (the distress model models/distress.py trains); rules.lookalikes reads Martian script with
+        # rules.martian, which simplifies traditional characters with rules.normalize's table (and its C helper)
         ("models", {"models", "rules"}),
         ("proxy", set(OURS)),
     ],
@@ -59,7 +60,8 @@ def test_import_direction(package: str, allowed: set[str]) -> None:
             assert {m for m in loaded if m.startswith("rules.")} <= {"rules.findings", "rules.errors",
                                                                       "rules.addressed", "rules.lookalikes",
                                                                       "rules.decode_escapes", "rules.stance",
-                                                                      "rules.distress"}, name
+                                                                      "rules.distress", "rules.martian",
+                                                                      "rules.normalize", "rules._compact"}, name
 
 
 def test_audit_needs_neither_mitmproxy_nor_boto3_nor_onnxruntime() -> None:
