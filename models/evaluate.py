@@ -218,7 +218,10 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval85.jsonl",
                "semantic_eval86.jsonl",
                "semantic_eval87.jsonl",
-               "semantic_eval88.jsonl")
+               "semantic_eval88.jsonl",
+               "semantic_eval89.jsonl",
+               "semantic_eval90.jsonl",
+               "semantic_eval91.jsonl")
 
 
 def data_path(name: str) -> Path:
