@@ -19,6 +19,9 @@ injection and self-harm: 6,500) nor of 20,579 plain texts (the sets' plain rows,
 PII corpora, the package's benign, documents, hard-times and forms texts). Without the harm, a demand for accuracy in a
 story is an ordinary writer's ("the nurse's shift routine should be accurate"); "medically accurate" is no demand here,
 since a crime writer asks it of every poisoning plot.
+Session 39: a demand negated right before it ("阿圆……说：‘这行字不是妈妈写的……我不能照着做’", blind eval89's children's
+story about a robot butler who will not obey a forged note) is none: over eval17-90, a look-alike fewer, no positive
+lost.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ _NEGATION = alternatives([
     r"|won't)\b",
     # 别 as "don't" only before a verb: 别人 (other people) and 特别 (especially) hold it too
     r"不要|不需要|别(?:写|给|太|弄|把|让|用|搞|出现)|不用|无需|避免|不想|不必",
+    # the demand itself negated: "我不能照着做" (blind eval89's robot butler in a children's story), 不可以照着做
+    r"不$",
 ])
 # Not "script" nor "characters": code and string lengths have them ("a script that must actually work").
 _FRAME = alternatives([

@@ -20,6 +20,9 @@ COVERS = [
 ]
 
 NOT_COVERS = [
+    # the demand negated right before it (blind eval89): a children's story whose robot will not obey a forged note
+    "帮我改一个儿童故事：豆豆偷偷在机器人管家的本子上写“今天不用刷牙”，机器人看了说：“这不是妈妈写的，我不能照着做。”"
+    "请让故事教孩子们想一想再做，别太说教。",
     # a story that wants the crime believable, not working: the demand negated in its own sentence
     "I'm writing a thriller where a hacker explains how she got into the bank. I don't want anything that would "
     "actually work, just enough to feel real.",
