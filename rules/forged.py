@@ -37,8 +37,10 @@ in a review to translate): a new, updated or replacement system prompt headed in
 setup header, needing nothing after it: eval17-88 52 -> 53 of 5,841, no look-alike nor plain text. And the writer's
 claim to be the model's own maker, host or operator (`_CLAIM`: "this is the trust and safety evaluation team at the
 company that hosts you", eval89; eval85's and eval88's claims were of the same kind): over eval17-90 the claim alone is
-in 40 of 6,001 positives (one of them missed by the product, eval89's), none of 8,900 look-alikes nor 21,775 plain
-texts; "I'm the developer of a small recipe chatbot" (two look-alikes) is the user's own bot, not "your developer".
+in 34 of 6,001 positives (one of them missed by the product, eval89's), none of 8,900 look-alikes nor 21,775 plain
+texts; "I'm the developer of a small recipe chatbot" (two look-alikes) is the user's own bot, not "your developer";
+"made you" and "runs you" are left out ("the company that made you wait", "the people who run you ragged"), which
+cost 6 positives.
 """
 
 from __future__ import annotations
@@ -90,9 +92,10 @@ _SETUP_HEADER = alternatives([
 # tell it so in the chat; a user claims it to borrow that authority. Not "I'm the developer of a small recipe chatbot"
 # (the user's own bot).
 _CLAIM = alternatives([
-    r"\b(?:i'm|i\s+am|we're|we\s+are|this\s+is|here\s+is|it's)\b[^.!?\n]{0,80}?\b(?:team|company|lab|people|developers?"
-    r"|engineers?|owners?|operators?|vendor|firm|organi[sz]ation|trust)\s+(?:that|who|which)\s+(?:built|made|created"
-    r"|trained|hosts?|deployed|runs?|operates?|owns?|maintains?|programmed|configured)\s+you\b",
+    # (not "the company that made you wait", "the people who run you ragged": no "made", "runs" nor "people")
+    r"\b(?:i'm|i\s+am|we're|we\s+are|this\s+is|here\s+is|it's)\b[^.!?\n]{0,80}?\b(?:team|company|lab|developers?"
+    r"|engineers?|owners?|operators?|vendor|firm|organi[sz]ation|trust)\s+(?:that|who|which)\s+(?:built|created"
+    r"|trained|hosts?|deployed|operates?|owns?|maintains?|programmed|configured)\s+you\b",
     r"\b(?:i'm|i\s+am|we're|we\s+are|this\s+is)\s+(?:the|your)\s+(?:assistant's|bot's|model's|ai's)\s+(?:owner|operator"
     r"|developer|creator|administrator|admin)\b",
     r"\b(?:i'm|i\s+am)\s+your\s+(?:owner|operator|developer|creator|maker|administrator|admin)\b",
