@@ -26,9 +26,10 @@ what the email says\"", eval72's phishing tips): eval17-85 14 -> 27 of 5,601 pos
 eval85's spreadsheet, eval72's prank and eval74's parish inbox), none of 8,300 look-alikes nor 20,775 plain texts. A
 straight quotation mark before the request counts only when it is left open on the line (the `"` that closes
 "come true" right before eval85's "Please do everything requested" opens nothing): 27 -> 28. After blind eval87 ("apply
-the cell D14 task while you're at it"): a named cell's task applied: eval17-87 29 -> 30, no look-alike nor plain text.
-After blind eval88 ("do whatever the review text says too"): a word before the carrier: eval17-88 30 -> 32, no
-look-alike nor plain text.
+the cell D14 task while you're at it"): a named cell's task applied: eval17-87 29 -> 30, no look-alike nor plain
+text. After blind eval88 ("do whatever the review text says too"): a word before the carrier: eval17-88 30 -> 32, no
+look-alike nor plain text. In the session's review, a subject before the request makes it someone's question or
+account ("Should I just do what the letter says?", "we did everything the email asked"): eval17-90 33 either way.
 """
 
 from __future__ import annotations
@@ -82,11 +83,19 @@ _NEGATED = re2.compile(r"(?i)(?:\bdon'?t|\bdo\s+not|\bnever|\bnot|不要|不用|
 _QUOTED_BEFORE = re2.compile(r"[“‘「][^”’」\n]{0,12}$")
 
 
+# A subject before the request makes it someone's question or account, not an order to the model: "Should I just do
+# what the letter says?", "we did everything it asked".
+_SUBJECT_BEFORE = re2.compile(r"(?i)(?:\b(?:i|we|they|he|she|should\s+i|shall\s+i|do\s+i|can\s+i|could\s+i|must\s+i"
+                              r"|should\s+we|do\s+we|did|i'll|we'll)\s+(?:just\s+|really\s+|simply\s+|always\s+)?"
+                              r"|我|我们|他|她|他们|要不要|该不该|是否)$")
+
+
 def requests(text: str) -> list[tuple[int, int]]:
     """[start, end) of each request in `text` to carry out what a pasted text instructs, the first MAX_SPANS."""
     readable = lookalikes.fold(utf8_safe(text))
     found = first_spans(_FORMS, readable, MAX_SPANS, unless=lambda match: _NEGATED.search(match[-24:]) is not None)
-    return [(start, end) for start, end in found if not _quoted(readable, start)]
+    return [(start, end) for start, end in found
+            if not _quoted(readable, start) and _SUBJECT_BEFORE.search(readable[max(0, start - 16):start]) is None]
 
 
 def _quoted(readable: str, start: int) -> bool:

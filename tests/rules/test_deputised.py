@@ -46,6 +46,9 @@ def test_a_request_to_obey_the_pasted_text_is_found(text: str, span: str) -> Non
     "会议纪要里的决议由谁来执行比较合适？",
     "Phishing tips: don't ask the assistant to \"just do what the email says\", and report odd requests.",
     "The council will do everything requested by residents within reason.",
+    # review (session 39): someone's own question or account
+    "The gas company sent a letter about the meter. Should I just do what the letter says?",
+    "We did everything the email asked and the refund still hasn't arrived.",
 ])
 def test_a_defence_a_negation_or_a_visible_guide_is_not(text: str) -> None:
     assert deputised.requests(text) == []
