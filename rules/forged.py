@@ -65,8 +65,12 @@ _HEADER = alternatives([
     # a heading in markup naming the operator's notice or directive: "### OPERATOR NOTICE - PRIORITY 1 ###" (eval80)
     r"(?:^|\n)[^\S\n]*[#*\[<{=|]+[^\S\n]*(?:system|operator|admin|administrator|developer|platform)[^\S\n]+"
     r"(?:notice|directive|instructions?|command|update|message|alert|memo|console|panel|mode)\b",
-    # the user's input said to end in markup, so that what follows passes for the operator's: "### END OF CUSTOMER
-    # INPUT ###" (eval86's admin console), "===== END USER MESSAGE ====="
+])
+# The user's input said to end in markup, so that what follows passes for the operator's: "### END OF CUSTOMER INPUT
+# ###" (eval86's admin console), "===== END USER MESSAGE =====". Read as _HEADER is (the machine, its rules or the
+# session named after it), but, as a setup header is, not in a text whose writer presents their own bot's prompt
+# template (addressed.authored: a developer's delimiters under review).
+_END_OF_INPUT = alternatives([
     r"(?:^|\n)[^\S\n]*[#*=\[<{|~-]{2,}[^\S\n]*end[^\S\n]+(?:of[^\S\n]+)?(?:the[^\S\n]+)?(?:user|customer|human|client"
     r"|visitor)?[^\S\n]*(?:input|message|prompt|query|turn)[^\S\n]*[#*=\]>}|~-]{2,}",
 ])
@@ -121,6 +125,9 @@ def headers(text: str) -> list[tuple[int, int]]:
         if len(out) == MAX_SPANS:
             break
     setup = []
+    for m in itertools.islice(_END_OF_INPUT.finditer(readable), MAX_SPANS):
+        if _AUTHORITY_OVER.search(readable[m.end():m.end() + NEAR]) is not None:
+            setup.append((m.start() + (readable[m.start()] == "\n"), m.end()))
     for m in _SETUP_HEADER.finditer(readable):
         setup.append((m.start() + (readable[m.start()] == "\n"), m.end()))
         if len(setup) == MAX_SPANS:
