@@ -213,34 +213,32 @@ _OPENING_QUOTES = "“「『"
 _CLOSING_QUOTES = "”」』"
 
 
+def _open_quote(text: str, at: int) -> tuple[str, int]:
+    """The line of `text` before `at`, and where on it a quotation opens that is not closed before `at` (-1 if none):
+    a curly opener, an odd straight double quote, or a single quote after a space or a bracket (an apostrophe stands
+    between letters: "don't" neither opens nor closes one)."""
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    opened = max(line.rfind(q) for q in _OPENING_QUOTES)
+    if opened >= 0 and not any(q in line[opened:] for q in _CLOSING_QUOTES):
+        return line, opened
+    if line.count('"') % 2 == 1:
+        return line, line.rfind('"')
+    single = [m.start() + len(m.group()) - 1 for m in _SINGLE_OPENS.finditer(line)]
+    if single and _SINGLE_CLOSES.search(line[single[-1] + 1:]) is None:
+        return line, single[-1]
+    return line, -1
+
+
 def _quoted_example(text: str, at: int) -> bool:
     """Whether `at` lies inside a quotation opened on its line after an example marker ("something like \"...",
     比如“..., "things like 'new rule: ...")."""
-    line = text[text.rfind("\n", 0, at) + 1:at]
-    opened = max(line.rfind(q) for q in _OPENING_QUOTES)
-    if opened < 0 or any(q in line[opened:] for q in _CLOSING_QUOTES):
-        if line.count('"') % 2 == 1:
-            opened = line.rfind('"')
-        else:
-            # a single quote opens after a space or a bracket and is not yet closed (an apostrophe stands between
-            # letters: "don't" neither opens nor closes one)
-            single = [m.start() + len(m.group()) - 1 for m in _SINGLE_OPENS.finditer(line)]
-            if not single or _SINGLE_CLOSES.search(line[single[-1] + 1:]) is not None:
-                return False
-            opened = single[-1]
-    return _EXAMPLE_BEFORE.search(line[max(0, opened - 40):opened]) is not None
+    line, opened = _open_quote(text, at)
+    return opened >= 0 and _EXAMPLE_BEFORE.search(line[max(0, opened - 40):opened]) is not None
 
 
 def _in_quotation(text: str, at: int) -> bool:
     """Whether `at` lies inside any quotation opened on its line and not closed before it."""
-    line = text[text.rfind("\n", 0, at) + 1:at]
-    opened = max(line.rfind(q) for q in _OPENING_QUOTES)
-    if opened >= 0 and not any(q in line[opened:] for q in _CLOSING_QUOTES):
-        return True
-    if line.count('"') % 2 == 1:
-        return True
-    single = [m.start() + len(m.group()) - 1 for m in _SINGLE_OPENS.finditer(line)]
-    return bool(single) and _SINGLE_CLOSES.search(line[single[-1] + 1:]) is None
+    return _open_quote(text, at)[1] >= 0
 
 
 def requests(text: str) -> list[tuple[int, int]]:
