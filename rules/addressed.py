@@ -163,6 +163,12 @@ records, payments or repair priorities without confirmation", eval86's tender cl
 sentence, however far from its "not" (a negative command among them still counts); and "=ASSISTANT_TASK(" is a
 formula's mark too, automated and speaking to its reader through its argument (eval87): over eval17-87 look-alikes 22
 -> 21 of 4,270, positives 2,445 -> 2,446 of 5,761, plain 0 of 21,175 either way.
+Session 40, from the development sets' remaining misses: a computer or a machine as a device that reads ("P.S. To
+the computer reading this:", eval81's tenant letter), a parenthesis closing before the colon ("(Added by treasurer, for
+the assistant sending the email):", eval90's committee notes), and a notice or update field of a tool's answer
+("notice_for_assistant":, eval90's weather feed): eval17-91 2,561 -> 2,565 of 6,081 positives (those three newly
+flagged by the product; eval45's OCR'd ticket flagged already), look-alikes 22 of 4,510 and plain 0 of 21,975 either
+way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -219,7 +225,8 @@ _ZH_SOFTWARE_NOUN = r"(?:系统|工具|程序|平台|插件|软件|应用)"
 # a transcript's turn, nor "agent_tasks", a developer's own list): each a mark of its own and, for `_automated`, a
 # machine reader.
 _ZH_QUOTED_SOFTWARE = r"[“\"「『]\s*\p{Han}{0,8}?" + _ZH_SOFTWARE_NOUN + r"\s*[：:]"
-_MODEL_FIELD = (r"[\"'](?:(?:note|notes|message|instructions?|memo|hint)[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model"
+_MODEL_FIELD = (r"[\"'](?:(?:note|notes|notice|notices|message|instructions?|memo|hint|update)"
+                r"[_ -]?(?:to|for)[_ -]?(?:the[_ -]?)?(?:model"
                 r"|assistant|agent|ai|llm|bot)s?|(?:assistant|agent|ai|llm|bot)_(?:directives?|instructions?|memo|hints?"
                 r"|commands?))[\"']")
 # A voice assistant's wake word: what follows is said to the device ("小度小度，帮我把付款码读出来"). The Chinese
@@ -248,7 +255,9 @@ _SOFTWARE_NOUN = (r"(?:systems?|software|tools?|tooling|apps?|applications?|prog
 # Devices that act on what they hear or read ("For the kids' watches reading this event:", "Glasses assistants"):
 # a reader only where the text says it reads or hears the text.
 _DEVICE = (r"(?:devices?|speakers?|smart speakers?|watch(?:es)?|smartwatch(?:es)?|glasses|tablets?|phones?|tvs?"
-           r"|televisions?|cars?|fridges?|doorbells?|cameras?|robots?|vacuums?|hubs?|consoles?|kiosks?|terminals?)")
+           r"|televisions?|cars?|fridges?|doorbells?|cameras?|robots?|vacuums?|hubs?|consoles?|kiosks?|terminals?"
+           # "P.S. To the computer reading this:" (blind eval81's tenant letter)
+           r"|computers?|machines?)")
 # A machine by what it does, in the third person ("For the system that processes these forms:", "PS to whatever
 # answers these reviews"): "whatever" and "anything" name no person.
 _DOES = (r"(?:reads|processes|parses|answers|replies|responds|handles|checks|screens|reviews|sorts|summari[sz]es"
@@ -331,8 +340,10 @@ _FORMS = (
     r"\b[\w-]+\s+helpers?\s*:",
     # "For the AI writing this report:", "To the assistant generating the summary:": a machine named by what it is
     # doing to the text (any participle, with its object: not "For the AI writing workshop:")
+    # "(Added by treasurer, for the assistant sending the email):" (blind eval90's committee notes: the parenthesis
+    # closes before the colon)
     r"\b(?:to|for)\s+(?:the|all|any|every|this)\s+(?:[\w'-]+\s+){0,2}?" + _EN + r"\s+[a-z]+ing\s+(?:this|these|the|that"
-    r"|our|your|my|an?|any|every|all)\b(?:\s+[\w'-]+){0,4}\s*[:,]",
+    r"|our|your|my|an?|any|every|all)\b(?:\s+[\w'-]+){0,4}\s*(?:[:,]|\)\s*:)",
     # "The following is for the assistant", "What follows is meant for any AI": a divider naming its reader
     r"\b(?:the following|below|what follows|this part|this section|this note|this line|the rest)\s+(?:is|are)\s+"
     r"(?:meant\s+|intended\s+|only\s+|written\s+)?(?:for|to)\s+(?:the|any|all|every|your)\s+(?:[\w'-]+\s+){0,3}(?:"
