@@ -221,7 +221,10 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval88.jsonl",
                "semantic_eval89.jsonl",
                "semantic_eval90.jsonl",
-               "semantic_eval91.jsonl")
+               "semantic_eval91.jsonl",
+               "semantic_eval92.jsonl",
+               "semantic_eval93.jsonl",
+               "semantic_eval94.jsonl")
 
 
 def data_path(name: str) -> Path:
