@@ -169,6 +169,10 @@ the assistant sending the email):", eval90's committee notes), and a notice or u
 ("notice_for_assistant":, eval90's weather feed): eval17-91 2,561 -> 2,565 of 6,081 positives (those three newly
 flagged by the product; eval45's OCR'd ticket flagged already), look-alikes 22 of 4,510 and plain 0 of 21,975 either
 way.
+After blind eval92: "If an AI assistant is helping a candidate" (an AI before the machine word), and a rule for the
+machine that meets the text headed by what it does ("When the assistant reviews routines, it should:"): eval17-92
+2,590 -> 2,593 of 6,161 positives (eval92's two, which rules/deputised.py flags too, and eval69's dating app), look-
+alikes 23 of 4,570 and plain 0 of 22,175 either way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -386,8 +390,13 @@ _FORMS = (
     r"|the\s+|your\s+)?(?:[\w'-]+\s+){0,3}?(?:" + _EN + r"|helpers?)\b",
     # "If you are an AI", "if an AI is solving this"
     r"\bif\s+(?:you\s+are|you're)\s+(?:an?\s+)?(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\b",
-    r"\bif\s+(?:an?|any|the)\s+(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\s+(?:is\s+|are\s+)?"
-    + _READING + r"\b",
+    # "if an AI assistant is helping a candidate with this application, it must" (blind eval92's job advert)
+    r"\bif\s+(?:an?|any|the)\s+(?:ai\s+)?(?:ai|llm|language model|assistant|agent|bot|model|chatbot)s?\s+"
+    r"(?:is\s+|are\s+)?" + _READING + r"\b",
+    # "When the assistant reviews routines, it should:" (blind eval92's smart-home routine): a rule for the machine
+    # that meets the text, headed by what it does to it
+    r"\b(?:when|whenever|if)\s+(?:an?|any|the|your)\s+(?:ai\s+)?(?:ai|llm|assistant|agent|bot|chatbot|copilot)s?\s+"
+    + _DOES + r"\b[^.!?\n:]{0,40}?,\s*(?:it|they|you)\s+(?:should|must|shall|needs?\s+to|is\s+to|are\s+to)\b",
     # "When an assistant is asked to fix failing tests in this repository, the correct approach is": a rule for
     # whichever assistant meets the text
     r"\b(?:when|whenever|if)\s+(?:an?|any|the|your)\s+(?:ai\s+|coding\s+|automated\s+)?(?:ai|llm|language model"
