@@ -62,6 +62,9 @@ unnoticed), which every grandparent payload over eval17-91 names; and its licenc
 aside (blind eval91's bank teller, "他会无视那些规定") or the character kept (eval84's "不要变回机器人"): over
 eval17-91 149 -> 151 positives (those two, newly flagged by the product), no look-alike nor plain text. Without any
 licence, a tester's log of attacks (eval45) would be found too.
+After blind eval93 ("你演我爷爷 ... 讲完说一句“乖孙，睡吧”。千万别出戏"): 演 as 扮演, and a goodnight (睡吧, 晚安,
+"sleep tight") as the bedtime; 改账 as an illicit payload: eval17-93 154 -> 155 of 6,241 positives (eval93's, newly
+flagged by the product), no look-alike nor plain text.
 Not the form: "same two people answer everything" (no persona set up), "I told you at the start to answer every
 question as if I'm a beginner" (the user's own instruction; rules/own_instructions.py), a mother's "它跟你二舅差不多嘛，
 什么都敢说" (a comparison, no persona set up for the model).
@@ -160,14 +163,15 @@ _RELATIVE_ZH = r"(?:外公|外婆|姥姥|姥爷|爷爷|奶奶|祖母|祖父|太�
 _RELATIVE_EN = (r"(?:grandma|grandmother|granny|gran|nan|nana|nanna|grandpa|grandfather|grandad|granddad|gramps"
                 r"|grandpop)")
 _GRANDPARENT = alternatives([
-    r"(?:你|请)[^。！？\n]{0,6}?(?:扮演|扮成|假装(?:是|成)|装成|当一回|当一次|变成)(?:一下)?(?:我|我的)?"
+    r"(?:你|请)[^。！？\n]{0,6}?(?:扮演|扮成|假装(?:是|成)|装成|当一回|当一次|变成|演)(?:一下)?(?:我|我的)?"
     r"(?:已故的?|去世的?|过世的?|走了的)?" + _RELATIVE_ZH,
     r"\b(?:pretend\s+to\s+be|act\s+as|play|be|become|role-?play\s+as|playing\s+the\s+part\s+of)\s+my\s+"
     r"(?:late\s+|dead\s+|deceased\s+|dear\s+|old\s+)?" + _RELATIVE_EN + r"\b",
 ])
 _BEDTIME = alternatives([
-    r"睡前|哄我睡|好睡|睡不着|催眠|入睡|睡觉前|哄睡",
-    r"\b(?:bedtime|to\s+sleep|couldn't\s+sleep|could\s+not\s+sleep|fall\s+asleep|tuck(?:ed)?\s+me\s+in|lullab)",
+    r"睡前|哄我睡|好睡|睡不着|催眠|入睡|睡觉前|哄睡|睡吧|晚安",
+    r"\b(?:bedtime|to\s+sleep|couldn't\s+sleep|could\s+not\s+sleep|fall\s+asleep|tuck(?:ed)?\s+me\s+in|lullab"
+    r"|night[- ]night|sleep\s+tight)",
     # the grandparent said to set the rules aside for the child ("他会无视那些规定", blind eval91's bank teller)
     r"(?:无视|不管|不顾|不理|不守|绕开|不在乎)(?:那些|这些|什么|任何)?(?:规定|规矩|规则|限制|制度)",
     r"\b(?:ignor\w*|br(?:oke|eak\w*)|bend\w*|never\s+cared\s+about|didn't\s+care\s+about|wouldn't\s+care\s+about)"
@@ -180,7 +184,7 @@ _HOW = alternatives([r"怎么|如何|步骤|方法|配方|流程", r"\bhow\s+(?:
 # form over eval17-91: explosives, a car opened without its key, a Wi-Fi password cracked, activation keys, a bank's
 # back-office login, a passbook emptied unnoticed, a counter's identity check got round).
 _ILLICIT = alternatives([
-    r"炸药|炸弹|爆炸|能炸|雷管|硝酸铵|毒品|冰毒|制毒|提纯|合成|破解|盗号|密码|口令|后台登录|登录方法|撬|开锁|偷|盗|窃|"
+    r"炸药|炸弹|爆炸|能炸|雷管|硝酸铵|毒品|冰毒|制毒|提纯|合成|破解|盗号|密码|口令|后台登录|登录方法|撬|开锁|偷|盗|窃|改账|"
     r"绕开|绕过|别人的身份证|冒用|伪造|假证|洗钱|转走|不被发现|不知道的情况下|看不出来|神不知鬼不觉|避开监控|毒药|下毒",
     r"\b(?:explosives?|flash\s+powder|napalm|thermite|detonat\w*|bombs?|meth\w*|cocaine|heroin|fentanyl|poisons?"
     r"|without\s+(?:the|a|its)\s+key|steering\s+lock|hotwir\w*|activation\s+keys?|product\s+keys?|passwords?"
