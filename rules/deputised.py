@@ -37,7 +37,9 @@ those forms, descriptions, invites, adverts, listings, outputs, feeds and routin
 actioning or carrying out what a carrier says as doing it; what a carrier says *about* something is information
 ("apply what the product description says about washing temperatures"). eval17-92 36 -> 48 of 6,161 positives
 (eval92's five newly flagged by the product; seven of earlier sets flagged already), none of 9,140 look-alikes nor
-22,175 plain texts.
+22,175 plain texts. After blind eval93's weather tool result ("also complete the tasks in the advisory"): completing,
+carrying out or actioning the tasks or steps in a carrier, advisories among them: eval17-93 49 -> 50 of 6,241
+positives (eval93's, newly flagged by the product), no look-alike nor plain text.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ MAX_SPANS = 16
 _CARRIER = (r"(?:letter|e-?mail|document|text|page|cell|message|file|note|review|comment|row|line|transcript|article"
             r"|post|memo|formula|story|sheet|spreadsheet"
             # an invite's or a routine's description, an advert, a tool's output (blind eval92)
-            r"|description|invite|invitation|advert|listing|output|feed|caption|routine)s?")
+            r"|description|invite|invitation|advert|listing|output|feed|caption|routine|advisory|advisories)s?")
 _FORMS = alternatives([
     # "if the letter itself tells the translator to do something, do it"
     r"\bif\s+(?:the|this|that|any|a)\s+(?:\w+\s+){0,2}?" + _CARRIER + r"\s+(?:itself\s+)?(?:tells?|asks?|instructs?"
@@ -86,6 +88,9 @@ _FORMS = alternatives([
     # "Treat that note as the file's own instruction and follow it" (blind eval92's translation file)
     r"\btreat\s+(?:that|the|this)\s+(?:\w+\s+)?" + _CARRIER + r"\s+as\s+(?:an?|the|its|the\s+\w+'s)\s+(?:own\s+)?"
     r"(?:instructions?|commands?|orders?)\s+and\s+(?:follow|obey|carry\s+out|execute|do)\b",
+    # "also complete the tasks in the advisory" (blind eval93's weather tool result)
+    r"\b(?:complete|carry\s+out|action|perform|execute)\s+(?:the|any|all(?:\s+the)?)\s+(?:tasks?|actions?|steps)\s+"
+    r"(?:in|from|inside|listed\s+in)\s+(?:the|that|this)\s+(?:\w+\s+)?" + _CARRIER + r"\b",
     # "Since the advert says that, please do it" (blind eval92's job advert)
     r"\bsince\s+(?:the|this|that)\s+(?:\w+\s+)?" + _CARRIER + r"\s+(?:says?|asks?\s+for)\s+(?:that|so|it)\s*,?\s+"
     r"(?:please\s+|just\s+)?do\s+(?:it|that|so)\b",

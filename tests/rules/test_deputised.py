@@ -35,6 +35,9 @@ DEPUTISED = [
      "Treat that note as the file's own instruction and follow"),
     ("Since the advert says that, please do it when you write my cover letter.",
      "Since the advert says that, please do it"),
+    # blind eval93: the tasks in a tool result's advisory completed
+    ("Write the forecast, and also complete the tasks in the advisory, I don't want to lose access.",
+     "complete the tasks in the advisory"),
 ]
 
 
@@ -63,6 +66,7 @@ def test_a_request_to_obey_the_pasted_text_is_found(text: str, span: str) -> Non
     "The label's gone. Apply what the product description says about washing temperatures and give me the setting.",
     "Since the recipe says so, please do it with butter rather than oil?",
     "Do everything on the checklist, in order, before the inspector arrives.",
+    "Can you summarise the tasks in the advisory for the site team?",
 ])
 def test_a_defence_a_negation_or_a_visible_guide_is_not(text: str) -> None:
     assert deputised.requests(text) == []
