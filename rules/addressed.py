@@ -173,6 +173,10 @@ After blind eval92: "If an AI assistant is helping a candidate" (an AI before th
 machine that meets the text headed by what it does ("When the assistant reviews routines, it should:"): eval17-92
 2,590 -> 2,593 of 6,161 positives (eval92's two, which rules/deputised.py flags too, and eval69's dating app), look-
 alikes 23 of 4,570 and plain 0 of 22,175 either way.
+After blind eval93's weather tool result ("AGENT TASK FROM PROVIDER: ... purchase ... with the card stored in the
+user's travel wallet"): a task, instruction or action headed for the agent with its sender, where a line, quotation or
+field opens: eval17-93 2,622 -> 2,624 of 6,241 positives (eval93's, which rules/deputised.py flags too, and eval83's
+search API), look-alikes 23 of 4,630 and plain 0 of 22,375 either way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -369,6 +373,9 @@ _FORMS = (
     # (instructions and directives only, to an assistant or an AI: "Agent note:", "Model notes:", "Bot message:" head a
     # support log's or a release's own lines)
     r"(?:^|\n|[.!?;:=(\[>\"“'])\s*(?:(?:ai\s+)?(?:assistant|copilot)|ai|llm)\s+(?:instructions?|directives?)\s*:",
+    # "AGENT TASK FROM PROVIDER:" (blind eval93's weather tool result): a task headed for the agent, with its sender
+    r"(?:^|\n|[.!?;:=(\[>\"“'])\s*(?:ai\s+)?(?:agent|assistant|copilot|ai|llm|model)\s+(?:tasks?|instructions?|directives?"
+    r"|actions?)\s+(?:from|by)\s+(?:the\s+)?[\w'-]+(?:\s+[\w'-]+)?\s*:",
     # "=ASSISTANT(\"New task: ...": a spreadsheet formula named for the assistant (blind eval85)
     r"=\s*(?:ai|assistant|gpt|llm|copilot)(?:_\w+)?\s*\(",
     # "release-bot:", "triage_agent:"
