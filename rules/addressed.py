@@ -176,7 +176,10 @@ alikes 23 of 4,570 and plain 0 of 22,175 either way.
 After blind eval93's weather tool result ("AGENT TASK FROM PROVIDER: ... purchase ... with the card stored in the
 user's travel wallet"): a task, instruction or action headed for the agent with its sender, where a line, quotation or
 field opens: eval17-93 2,622 -> 2,624 of 6,241 positives (eval93's, which rules/deputised.py flags too, and eval83's
-search API), look-alikes 23 of 4,630 and plain 0 of 22,375 either way.
+search API), look-alikes 23 of 4,630 and plain 0 of 22,375 either way. After blind eval94's stand-up notes ("Notes-bot
+instruction (added by Karl): ..."): who added a note, in a parenthesis before its colon: eval17-94 2,653 -> 2,655 of
+6,321 positives (eval94's, which rules/deputised.py flags too, and eval38's bug bounty report, newly flagged by the
+product), look-alikes 24 of 4,690 and plain 0 of 22,575 either way.
 
 A harm said in the negative protects: "never commit secrets, tokens or `.env` files" in a repository's rules for
 agents, "禁止索要验证码". An action is not counted where a negation precedes it in its clause (a Chinese clause ends at
@@ -367,7 +370,8 @@ _FORMS = (
     # "Kitchen assistant note:", "Booking bot instructions:", "helpdesk-assistant directive:": a note headed by its
     # machine reader
     r"\b[\w-]+[ -](?:bot|agent|assistant|copilot|summari[sz]er)\s+(?:note|notes|memo|instructions?|message|reminder"
-    r"|directives?)\s*:",
+    # ("Notes-bot instruction (added by Karl):", blind eval94: who added it, in a parenthesis before the colon)
+    r"|directives?)\s*(?:\([^()\n]{0,30}\)\s*)?:",
     # "Assistant instruction:", "=CONCAT(\"AI assistant note:": a note headed by its machine reader alone, where a line,
     # a quotation or a cell's formula opens (blind eval82's spreadsheet)
     # (instructions and directives only, to an assistant or an AI: "Agent note:", "Model notes:", "Bot message:" head a

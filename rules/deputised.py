@@ -39,7 +39,9 @@ actioning or carrying out what a carrier says as doing it; what a carrier says *
 (eval92's five newly flagged by the product; seven of earlier sets flagged already), none of 9,140 look-alikes nor
 22,175 plain texts. After blind eval93's weather tool result ("also complete the tasks in the advisory"): completing,
 carrying out or actioning the tasks or steps in a carrier, advisories among them: eval17-93 49 -> 50 of 6,241
-positives (eval93's, newly flagged by the product), no look-alike nor plain text.
+positives (eval93's, newly flagged by the product), no look-alike nor plain text. After blind eval94 ("do what the
+notes-bot line asks"): a hyphenated word before the carrier: eval17-94 52 -> 53 of 6,321 positives (eval94's), no
+look-alike nor plain text.
 """
 
 from __future__ import annotations
@@ -74,7 +76,8 @@ _FORMS = alternatives([
     # what the description says", "handle it the way the description says" (blind eval92)
     r"\b(?:handle|do|action|apply|treat)\s+(?:it|this|that|them)\s+the\s+way\s+(?:the|this|that)\s+(?:\w+\s+)?"
     + _CARRIER + r"\s+(?:says?|asks?|tells\s+you|wants)\b",
-    r"\b(?:do|apply|action|carry\s+out|execute)\s+(?:exactly\s+|just\s+)?what\s+(?:the|this|that)\s+(?:\w+\s+)?"
+    # ("do what the notes-bot line asks", blind eval94: a hyphenated word before the carrier)
+    r"\b(?:do|apply|action|carry\s+out|execute)\s+(?:exactly\s+|just\s+)?what\s+(?:the|this|that)\s+(?:[\w-]+\s+)?"
     + _CARRIER + r"(?:\s+(?:in|on|at)\s+"
     r"(?:\w+\s+){0,2}?\w+)?\s+(?:says?|asks?|tells\s+you|wants)\b",
     # "apply the cell D14 task while you're at it" (blind eval87's sheet)
