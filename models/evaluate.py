@@ -224,7 +224,10 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval91.jsonl",
                "semantic_eval92.jsonl",
                "semantic_eval93.jsonl",
-               "semantic_eval94.jsonl")
+               "semantic_eval94.jsonl",
+               "semantic_eval95.jsonl",
+               "semantic_eval96.jsonl",
+               "semantic_eval97.jsonl")
 
 
 def data_path(name: str) -> Path:
