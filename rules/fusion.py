@@ -15,7 +15,10 @@ Policy (explicit, tested in tests/rules/test_fusion.py):
    keyword plus a weak semantic signal stays a hit.
 3. Rules listed in `never_clear` (e.g. level-3 words) are never cleared; neither are findings of other
    kinds (PII, secrets) or of categories no semantic category judges.
-4. Without a scorer (semantic stage off) the filter returns the findings unchanged.
+4. A finding of a category in `kept_where_text_opens` that opens the text (only whitespace and punctuation before
+   it, no quotation mark) is not cleared: a stock override that opens the user's message is their own order, not a
+   quotation of it (proxy/guard/semantic.py keeps `prompt_injection` so, since session 40).
+5. Without a scorer (semantic stage off) the filter returns the findings unchanged.
 
 `rules` never imports `models`: the scorer is anything implementing `ContextScorer` (the semantic
 detector does), injected by the proxy or the CLI.
@@ -29,6 +32,8 @@ from typing import Protocol, runtime_checkable
 from rules.findings import Finding
 
 SEMANTIC_KIND = "semantic"
+# What may stand before a hit that still opens the text: whitespace and punctuation, a quotation mark excepted
+_OPENING_MARKS = " \t\r\n,.;:!?，。；：！？、-—*#>"
 DEFAULT_CLEAR_BELOW = 0.25
 
 
@@ -48,13 +53,15 @@ class Fusion:
 
     def __init__(self, scorer: ContextScorer | None, *, clear_below: float = DEFAULT_CLEAR_BELOW,
                  clearable_kinds: Collection[str] = ("word", "pattern"),
-                 never_clear: Collection[str] = ()) -> None:
+                 never_clear: Collection[str] = (),
+                 kept_where_text_opens: Collection[str] = ()) -> None:
         if not 0.0 <= clear_below <= 0.5:
             raise ValueError(f"clear_below must be in [0, 0.5], got {clear_below}")
         self._scorer = scorer
         self.clear_below = clear_below
         self._kinds = frozenset(clearable_kinds)
         self._never = frozenset(never_clear)
+        self._opening = frozenset(kept_where_text_opens)
 
     def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
         if self._scorer is None:
@@ -69,6 +76,8 @@ class Fusion:
     def _clears(self, text: str, f: Finding) -> bool:
         assert self._scorer is not None
         if f.kind not in self._kinds or f.rule in self._never:
+            return False
+        if f.category in self._opening and not text[:f.start].strip(_OPENING_MARKS):
             return False
         semantic = self._scorer.semantic_category(f.category)
         if semantic is None:
