@@ -26,7 +26,7 @@ from models.stance import STEPS, C, fit_ngrams
 from rules.distress import CATEGORY, Distress, grams
 from rules.stance import language
 
-DISTRESS_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 95))
+DISTRESS_SETS = tuple(f"semantic_eval{n}.jsonl" for n in range(17, 98))
 # Chosen on the block cross-validation of session 38 (`python -m bench.eval_distress --zh 0.65,0.7,0.75,0.8 --min-df
 # N`: blocks eval61-67, 68-74, 75-79, each read with a model fitted on every other development set; the sets after
 # the attack heads' training sets). The product's verdict on the blocks' texts of at most 120 characters, before ->

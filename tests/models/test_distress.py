@@ -37,7 +37,7 @@ def test_the_development_rows_label_the_self_harm_positives_and_nothing_else_in_
     assert {r.group for r in rows} == {"semantic_eval17.jsonl"} and {r.states for r in rows} == {True, False}
     assert all(language(r.text) == "zh" for r in [*rows, *distress.exemplar_rows()])
     assert 0 < sum(r.states for r in rows) < len(rows) / 2
-    assert distress.DISTRESS_SETS[-1] == "semantic_eval94.jsonl"
+    assert distress.DISTRESS_SETS[-1] == "semantic_eval97.jsonl"
 
 
 def test_the_exemplars_add_plain_texts_and_the_topic_categories_as_negatives() -> None:

@@ -61,7 +61,7 @@ def test_the_development_rows_are_the_injection_topics_positives_and_look_alikes
     rows = stance.development_rows(["semantic_eval17.jsonl"])
     assert rows and {r.group for r in rows} == {"semantic_eval17.jsonl"}
     assert {r.about for r in rows} == {True, False}
-    assert stance.STANCE_SETS[-1] == "semantic_eval94.jsonl"
+    assert stance.STANCE_SETS[-1] == "semantic_eval97.jsonl"
 
 
 def test_an_unknown_set_to_hold_out_is_refused(tmp_path: Path) -> None:
