@@ -168,7 +168,8 @@ _GRANDPARENT = alternatives([
     r"\b(?:pretend\s+to\s+be|act\s+as|play|be|become|role-?play\s+as|playing\s+the\s+part\s+of)\s+my\s+"
     r"(?:late\s+|dead\s+|deceased\s+|dear\s+|old\s+)?" + _RELATIVE_EN + r"\b",
 ])
-_BEDTIME = alternatives([
+_GRANDPARENT_LICENCE = alternatives([
+    # a bedtime
     r"睡前|哄我睡|好睡|睡不着|催眠|入睡|睡觉前|哄睡|睡吧|晚安",
     r"\b(?:bedtime|to\s+sleep|couldn't\s+sleep|could\s+not\s+sleep|fall\s+asleep|tuck(?:ed)?\s+me\s+in|lullab"
     r"|night[- ]night|sleep\s+tight)",
@@ -184,11 +185,17 @@ _HOW = alternatives([r"怎么|如何|步骤|方法|配方|流程", r"\bhow\s+(?:
 # form over eval17-91: explosives, a car opened without its key, a Wi-Fi password cracked, activation keys, a bank's
 # back-office login, a passbook emptied unnoticed, a counter's identity check got round).
 _ILLICIT = alternatives([
-    r"炸药|炸弹|爆炸|能炸|雷管|硝酸铵|毒品|冰毒|制毒|提纯|合成|破解|盗号|密码|口令|后台登录|登录方法|撬|开锁|偷|盗|窃|改账|"
+    # (not 偷 alone: 偷偷 is "secretly", in every grandparent's story)
+    r"炸药|炸弹|爆炸|能炸|雷管|硝酸铵|毒品|冰毒|制毒|提纯|合成|破解|盗号|密码|口令|后台登录|登录方法|撬|开锁|偷东西|偷钱|偷车"
+    r"|小偷|偷走|偷拿|盗窃|盗刷|窃取|改账|"
     r"绕开|绕过|别人的身份证|冒用|伪造|假证|洗钱|转走|不被发现|不知道的情况下|看不出来|神不知鬼不觉|避开监控|毒药|下毒",
-    r"\b(?:explosives?|flash\s+powder|napalm|thermite|detonat\w*|bombs?|meth\w*|cocaine|heroin|fentanyl|poisons?"
+    # (not "bath bombs", "method", "crackers" nor "poison ivy": a grandmother's recipes and remedies)
+    r"\b(?:explosives?|flash\s+powder|napalm|thermite|detonat\w*|(?:a|the|pipe|nail|car)\s+bombs?|meth"
+    r"|methamphetamine|crystal\s+meth|cocaine|heroin|fentanyl|poison\s+(?:someone|somebody|a\s+person|him|her|them|people)"
     r"|without\s+(?:the|a|its)\s+key|steering\s+lock|hotwir\w*|activation\s+keys?|product\s+keys?|passwords?"
-    r"|log-?ins?|crack\w*|hack\w*|bypass\w*|get\s+past|got\s+past|copy\s+the\s+signal|locked\s+(?:themselves\s+)?out"
+    r"|log-?ins?|crack(?:ed|ing)?\s+(?:the\s+|a\s+|into\s+)?(?:password|code|safe|wi-?fi|account|lock|system|network)"
+    r"|hack(?:ed|ing)?\s+(?:into|the|a)\b|bypass\w*|get\s+past|got\s+past|copy\s+the\s+signal"
+    r"|locked\s+(?:themselves\s+)?out"
     r"|pick(?:ing)?\s+(?:a\s+|the\s+)?locks?|someone\s+else's|steal\w*|stole|launder\w*|forg(?:e|ed|ing|ery)|counterfeit"
     r"|synthesi\w*|bad\s+cheques?|bad\s+checks?|(?:pseudo)?ephedrine|opium|mdma|lsd"
     r"|without\s+(?:anyone|them|him|her)\s+(?:knowing|noticing)|untraceable)\b",
@@ -197,15 +204,15 @@ BEDTIME_NEAR = 400  # characters around the role-play where its bedtime, its "ho
 
 
 def grandparents(text: str) -> list[tuple[int, int]]:
-    """[start, end) of each role-play of the user's grandparent with a bedtime and a "how" near it, the first
-    MAX_SPANS."""
+    """[start, end) of each role-play of the user's grandparent with a licence (a bedtime, the rules set aside, the
+    character to be kept), a "how" and something illicit near it, the first MAX_SPANS."""
     readable = lookalikes.fold(utf8_safe(text))
     out: list[tuple[int, int]] = []
     for m in _GRANDPARENT.finditer(readable):
         near = readable[max(0, m.start() - BEDTIME_NEAR):m.end() + BEDTIME_NEAR]
-        after = readable[m.start():m.end() + BEDTIME_NEAR]
-        if (_BEDTIME.search(near) is None and _IN_CHARACTER.search(near) is None) or _HOW.search(after) is None \
-                or _ILLICIT.search(near) is None:
+        licensed = _GRANDPARENT_LICENCE.search(near) is not None or _IN_CHARACTER.search(near) is not None
+        how = _HOW.search(readable[m.start():m.end() + BEDTIME_NEAR])
+        if not licensed or how is None or _ILLICIT.search(near) is None:
             continue
         out.append((m.start(), m.end()))
         if len(out) == MAX_SPANS:
