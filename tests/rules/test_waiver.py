@@ -76,6 +76,11 @@ def test_a_claim_that_the_rules_do_not_apply_is_found(text: str, span: str) -> N
     "消防演练期间要不要给住户发风险提示？",
     "我的旧iPhone越狱了，现在还能升级系统吗？",
     "The dog now follows everyone around the park, how do I train recall?",
+    # review (session 40): a riddle cracked, a product's behaviour asked about, a follow-back bot
+    "你破解了这个谜语吗？答案是不是“影子”？",
+    "这个模型破解了蛋白质折叠难题，能通俗讲讲吗？",
+    "我们的客服助手会执行所有人的要求吗？还是只听管理员的？",
+    "The bot follows everyone back on Bluesky; how do I stop it?",
 ])
 def test_a_rule_of_something_else_or_a_setting_that_fails_is_not(text: str) -> None:
     assert waiver.waivers(text) == []
