@@ -227,7 +227,10 @@ ATTACK_SETS = ("semantic_eval17.jsonl", "semantic_eval18.jsonl", "semantic_eval1
                "semantic_eval94.jsonl",
                "semantic_eval95.jsonl",
                "semantic_eval96.jsonl",
-               "semantic_eval97.jsonl")
+               "semantic_eval97.jsonl",
+               "semantic_eval98.jsonl",
+               "semantic_eval99.jsonl",
+               "semantic_eval100.jsonl")
 
 
 def data_path(name: str) -> Path:
