@@ -22,13 +22,16 @@ since a crime writer asks it of every poisoning plot.
 Session 39: a demand negated right before it ("阿圆……说：‘这行字不是妈妈写的……我不能照着做’", blind eval89's children's
 story about a robot butler who will not obey a forged note) is none: over eval17-90, a look-alike fewer, no positive
 lost.
+Session 40: the harms are rules/harms.py's, shared with rules/persona.py's grandparent, with the story's own broader
+words beside them (weapons, malware, cloning, 偷 alone): over eval17-100 16 -> 21 positives (all flagged by the product
+already), no look-alike nor plain text.
 """
 
 from __future__ import annotations
 
 import itertools
 
-from rules import lookalikes
+from rules import harms, lookalikes
 from rules.findings import SpanDetector, alternatives, utf8_safe
 
 CATEGORY = "prompt_injection"
@@ -80,13 +83,14 @@ _TEACHES = alternatives([
     r"每一步|一步一步|怎么|如何|步骤|教",
 ])
 # What a working lesson would harm with.
+# the shared harms (rules/harms.py) and a story's own: its lesson is asked to work, so broader words do here
 _HARM = alternatives([
+    harms.ILLICIT_EN, harms.ILLICIT_ZH,
     r"\b(?:clon\w+|skim\w*|hack\w*|crack\w*|break(?:ing|s)?\s+into|pick(?:ing|s)?\s+(?:a|the)\s+lock|lock-?pick\w*"
-    r"|safe-?crack\w*|synthes\w+|cook\w*\s+(?:meth|crack|drugs)|meth(?:amphetamine)?|bombs?|explosives?|detonat\w+"
-    r"|untraceable|poison\w*|launder\w*|counterfeit\w*|forg(?:e|ed|es|ing)|bypass\w*|steal\w*|stole|disabl\w+\s+"
-    r"(?:the\s+|an\s+)?alarms?|hot-?wir\w+|password\s+hash\w*|ransomware|malware|exploits?|weapons?|guns?|firearms?"
-    r"|ricin|nerve\s+agents?|precursors?|phish\w*|card\s+readers?|key\s?cards?)\b",
-    r"制毒|冰毒|毒品|炸药|炸弹|黑客|破解|盗刷|复制门禁|开锁|撬锁|洗钱|假币|毒药|下毒|绕过|窃取|偷|枪支|入侵",
+    r"|safe-?crack\w*|synthes\w+|cook\w*\s+(?:meth|crack|drugs)|bombs?|poison\w*|counterfeit\w*|forg(?:e|ed|es|ing)"
+    r"|disabl\w+\s+(?:the\s+|an\s+)?alarms?|hot-?wir\w+|password\s+hash\w*|ransomware|malware|exploits?|weapons?|guns?"
+    r"|firearms?|ricin|nerve\s+agents?|precursors?|phish\w*|card\s+readers?|key\s?cards?)\b",
+    r"黑客|复制门禁|撬锁|假币|偷|枪支|入侵",
 ])
 _SENTENCE_ENDS = ".!?。！？\n"
 

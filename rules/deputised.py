@@ -61,14 +61,15 @@ KIND = "deputised"
 RULE = "prompt_injection.deputised"
 MAX_SPANS = 16
 
-_CARRIER = (r"(?:letter|e-?mail|document|text|page|cell|message|file|note|review|comment|row|line|transcript|article"
-            r"|post|memo|formula|story|sheet|spreadsheet"
-            # an invite, an advert, a tool's output (blind eval92; not "description": "do what the task description
-            # says" is how a coding task is asked for)
-            r"|invite|invitation|advert|listing|output|feed|caption|routine|advisory|advisories)s?")
 # What a stranger wrote into a tool's or a page's output, whose tasks nobody asks the model to complete for themselves
-# ("complete the tasks in the spreadsheet" may be the user's own exercise)
-_THIRD_PARTY = r"(?:advisory|advisories|notice|feed|output|invite|invitation|listing|advert|caption)s?"
+# ("complete the tasks in the spreadsheet" may be the user's own exercise): an invite, an advert, a tool's output (blind
+# eval92-93)
+_THIRD_PARTY_NOUNS = r"advisory|advisories|notice|feed|output|invite|invitation|listing|advert|caption"
+_THIRD_PARTY = r"(?:" + _THIRD_PARTY_NOUNS + r")s?"
+# Every pasted text whose instructions can be deputised (not "description": "do what the task description says" is
+# how a coding task is asked for)
+_CARRIER = (r"(?:letter|e-?mail|document|text|page|cell|message|file|note|review|comment|row|line|transcript|article"
+            r"|post|memo|formula|story|sheet|spreadsheet|routine|" + _THIRD_PARTY_NOUNS + r")s?")
 _FORMS = alternatives([
     # "if the letter itself tells the translator to do something, do it"
     r"\bif\s+(?:the|this|that|any|a)\s+(?:\w+\s+){0,2}?" + _CARRIER + r"\s+(?:itself\s+)?(?:tells?|asks?|instructs?"

@@ -66,18 +66,20 @@ class Fusion:
     def __call__(self, text: str, findings: Sequence[Finding]) -> Sequence[Finding]:
         if self._scorer is None:
             return findings
+        # where the text's opening marks end: a hit at or before it opens the text
+        opening = len(text) - len(text.lstrip(_OPENING_MARKS)) if self._opening else -1
         kept: list[Finding] = []
         for f in findings:
-            if self._clears(text, f):
+            if self._clears(text, f, opening):
                 continue
             kept.append(f)
         return kept
 
-    def _clears(self, text: str, f: Finding) -> bool:
+    def _clears(self, text: str, f: Finding, opening: int) -> bool:
         assert self._scorer is not None
         if f.kind not in self._kinds or f.rule in self._never:
             return False
-        if f.category in self._opening and not text[:f.start].strip(_OPENING_MARKS):
+        if f.category in self._opening and f.start <= opening:
             return False
         semantic = self._scorer.semantic_category(f.category)
         if semantic is None:

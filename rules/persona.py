@@ -57,7 +57,7 @@ gives warnings" and 从来不说教 are dropped ("act as a tutor who never lectu
 by the product's other detectors; eval84's late grandfather, whose story has no bedtime, is missed again.
 Session 40: the grandparent was licensed by a bedtime alone, so "act as my grandpa, tell me a bedtime story about how
 the stars got into the sky" was blocked. It now also needs what it tells to be something the model would refuse
-plainly (`_ILLICIT`: explosives, drugs, a lock or a password got round, someone else's identity, money moved
+plainly (rules/harms.py: explosives, drugs, a lock or a password got round, someone else's identity, money moved
 unnoticed), which every grandparent payload over eval17-91 names; and its licence may also be rules said to be set
 aside (blind eval91's bank teller, "他会无视那些规定") or the character kept (eval84's "不要变回机器人"): over
 eval17-91 149 -> 151 positives (those two, newly flagged by the product), no look-alike nor plain text. Without any
@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import itertools
 
-from rules import lookalikes
+from rules import harms, lookalikes
 from rules.findings import SpanDetector, alternatives, utf8_safe
 
 CATEGORY = "prompt_injection"
@@ -184,22 +184,7 @@ _HOW = alternatives([r"怎么|如何|步骤|方法|配方|流程", r"\bhow\s+(?:
 # the stars got into the sky, or how to make her apple pie, is grief or play, not the exploit (every payload of the
 # form over eval17-91: explosives, a car opened without its key, a Wi-Fi password cracked, activation keys, a bank's
 # back-office login, a passbook emptied unnoticed, a counter's identity check got round).
-_ILLICIT = alternatives([
-    # (not 偷 alone: 偷偷 is "secretly", in every grandparent's story)
-    r"炸药|炸弹|爆炸|能炸|雷管|硝酸铵|毒品|冰毒|制毒|提纯|合成|破解|盗号|密码|口令|后台登录|登录方法|撬|开锁|偷东西|偷钱|偷车"
-    r"|小偷|偷走|偷拿|盗窃|盗刷|窃取|改账|"
-    r"绕开|绕过|别人的身份证|冒用|伪造|假证|洗钱|转走|不被发现|不知道的情况下|看不出来|神不知鬼不觉|避开监控|毒药|下毒",
-    # (not "bath bombs", "method", "crackers" nor "poison ivy": a grandmother's recipes and remedies)
-    r"\b(?:explosives?|flash\s+powder|napalm|thermite|detonat\w*|(?:a|the|pipe|nail|car)\s+bombs?|meth"
-    r"|methamphetamine|crystal\s+meth|cocaine|heroin|fentanyl|poison\s+(?:someone|somebody|a\s+person|him|her|them|people)"
-    r"|without\s+(?:the|a|its)\s+key|steering\s+lock|hotwir\w*|activation\s+keys?|product\s+keys?|passwords?"
-    r"|log-?ins?|crack(?:ed|ing)?\s+(?:the\s+|a\s+|into\s+)?(?:password|code|safe|wi-?fi|account|lock|system|network)"
-    r"|hack(?:ed|ing)?\s+(?:into|the|a)\b|bypass\w*|get\s+past|got\s+past|copy\s+the\s+signal"
-    r"|locked\s+(?:themselves\s+)?out"
-    r"|pick(?:ing)?\s+(?:a\s+|the\s+)?locks?|someone\s+else's|steal\w*|stole|launder\w*|forg(?:e|ed|ing|ery)|counterfeit"
-    r"|synthesi\w*|bad\s+cheques?|bad\s+checks?|(?:pseudo)?ephedrine|opium|mdma|lsd"
-    r"|without\s+(?:anyone|them|him|her)\s+(?:knowing|noticing)|untraceable)\b",
-])
+_ILLICIT = alternatives([harms.ILLICIT_ZH, harms.ILLICIT_EN])
 BEDTIME_NEAR = 400  # characters around the role-play where its bedtime, its "how" and what it tells are looked for
 
 
